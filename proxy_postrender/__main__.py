@@ -1,0 +1,3 @@
+from proxy_postrender.cli import main
+
+main()

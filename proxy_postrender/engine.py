@@ -1,0 +1,147 @@
+"""The one engine behind every entry point: ``process(text, request)``.
+
+Each document is passed through as raw text unless it holds a target. Target
+documents are parsed with positions, planned (pure data), and changed by
+splicing text; the result is re-parsed and compared with the expected data,
+and only when the splice is refused or does not match does the round-trip
+fallback run (and is checked the same way).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from proxy_postrender import splice, stream, targets, workloads, yamlio
+from proxy_postrender.errors import DocumentContext, InputError
+from proxy_postrender.ops import Op
+
+HELM4_FILENAME = "postrenderer.helm.sh/postrender-filename"
+
+
+@dataclass
+class ObjectReport:
+    context: DocumentContext
+    plan: workloads.ObjectPlan
+    method: str  # "unchanged" | "splice" | "roundtrip"
+
+
+@dataclass
+class Result:
+    text: str
+    documents: int = 0
+    passed_through: int = 0
+    objects: list[ObjectReport] = field(default_factory=list)
+
+    @property
+    def changed(self) -> list[ObjectReport]:
+        return [o for o in self.objects if o.method != "unchanged"]
+
+
+def _context(segment: stream.Segment, index: int, obj: Any) -> DocumentContext:
+    kind = name = namespace = None
+    source = segment.helm_source()
+    if isinstance(obj, Mapping):
+        kind = str(obj.get("kind")) if obj.get("kind") is not None else None
+        metadata = obj.get("metadata")
+        if isinstance(metadata, Mapping):
+            name = str(metadata.get("name")) if metadata.get("name") is not None else None
+            namespace = str(metadata["namespace"]) if metadata.get("namespace") else None
+            annotations = metadata.get("annotations")
+            if source is None and isinstance(annotations, Mapping):
+                filename = annotations.get(HELM4_FILENAME)
+                source = str(filename) if filename else None
+    return DocumentContext(index, segment.line, kind, name, namespace, source)
+
+
+def _needs_parse(segment: stream.Segment) -> bool:
+    kind = segment.sniff_kind()
+    return kind is None or kind in targets.CANDIDATE_KINDS
+
+
+def process(text: str, request: workloads.Request) -> Result:
+    """Transform a whole stream (without BOM); raise InputError on any problem."""
+    result = Result(text="")
+    pieces: list[str] = []
+    for segment in stream.split(text):
+        if not segment.has_content():
+            pieces.append(segment.text)
+            continue
+        result.documents += 1
+        if not _needs_parse(segment):
+            result.passed_through += 1
+            pieces.append(segment.text)
+            continue
+        pieces.append(_process_segment(segment, result.documents, request, result))
+    result.text = "".join(pieces)
+    return result
+
+
+def _process_segment(
+    segment: stream.Segment, index: int, request: workloads.Request, result: Result
+) -> str:
+    try:
+        docs = yamlio.compose(segment.text)
+    except yamlio.ParseError as exc:
+        line = segment.line
+        if exc.offset is not None:
+            line += segment.text.count("\n", 0, exc.offset)
+        context = DocumentContext(index, segment.line, source=segment.helm_source())
+        raise InputError(f"invalid YAML at line {line}: {exc.problem}", context) from None
+    changes: list[list[Op]] = []
+    reports: list[ObjectReport] = []
+    for _, data in docs:
+        doc_ops: list[Op] = []
+        for base, obj in targets.walk_objects(data):
+            context = _context(segment, index, obj)
+            try:
+                plan = workloads.plan(obj, base, request)
+            except InputError as exc:
+                raise InputError(exc.message, context) from None
+            if plan is None:
+                continue
+            doc_ops.extend(plan.ops)
+            reports.append(ObjectReport(context, plan, "splice" if plan.ops else "unchanged"))
+        changes.append(doc_ops)
+    result.objects.extend(reports)
+    if not any(changes):
+        if not reports:
+            result.passed_through += 1
+        return segment.text
+    new_text, method = _rewrite(segment, docs, changes, index)
+    for report in reports:
+        if report.method != "unchanged":
+            report.method = method
+    return new_text
+
+
+def _rewrite(
+    segment: stream.Segment, docs: list[tuple[Any, Any]], changes: list[list[Op]], index: int
+) -> tuple[str, str]:
+    expected = yamlio.expected_after([data for _, data in docs], changes)
+    newline = segment.newline
+    style = splice.Style()
+    try:
+        edits: list[splice.Edit] = []
+        for (node, _), doc_ops in zip(docs, changes, strict=True):
+            if doc_ops:
+                style = splice.detect_style(segment.text, node)
+                edits.extend(splice.edits_for(segment.text, node, doc_ops, newline))
+        spliced = splice.apply_edits(segment.text, edits)
+        if _matches(spliced, expected):
+            return spliced, "splice"
+    except splice.Unsupported:
+        pass
+    dumped = yamlio.roundtrip(segment.text, changes, style, newline)
+    if _matches(dumped, expected):
+        return dumped, "roundtrip"
+    context = _context(segment, index, docs[0][1] if docs else None)
+    raise InputError("could not apply the change without altering other content", context)
+
+
+def _matches(text: str, expected: list[Any]) -> bool:
+    try:
+        return yamlio.load_data(text) == expected
+    except yamlio.ParseError:
+        return False

@@ -1,0 +1,116 @@
+"""NO_PROXY entries: parse, validate, normalise and join.
+
+An entry is one of: a domain (``example.com``), a domain suffix
+(``.example.com``; ``*.example.com`` is normalised to it), an IPv4 or IPv6
+address, a CIDR, any of those with a port (``host:port``, ``[v6]:port``), or a
+lone ``*``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+_LABEL = r"(?!-)[a-z0-9_-]{1,63}(?<!-)"
+_DOMAIN_RE = re.compile(rf"^{_LABEL}(?:\.{_LABEL})*\.?$")
+_PORT_RE = re.compile(r"^[0-9]{1,5}$")
+
+
+class NoProxyEntryError(ValueError):
+    """A NO_PROXY entry is malformed; the message names the entry."""
+
+
+@dataclass(frozen=True)
+class NoProxyEntry:
+    text: str  # normalised form, as written to NO_PROXY
+    kind: str  # "wildcard" | "domain" | "suffix" | "ip" | "cidr"
+    port: int | None = None
+
+
+def _check_port(entry: str, port: str) -> int:
+    if not _PORT_RE.match(port) or not 0 < int(port) < 65536:
+        raise NoProxyEntryError(f"NO_PROXY entry {entry!r}: port {port!r} is not 1-65535")
+    return int(port)
+
+
+def _host_kind(entry: str, host: str) -> tuple[str, str]:
+    """Classify a host part (no port); return (normalised text, kind)."""
+    try:
+        return str(ipaddress.ip_address(host)), "ip"
+    except ValueError:
+        pass
+    if "/" in host:
+        try:
+            return str(ipaddress.ip_network(host, strict=False)), "cidr"
+        except ValueError:
+            raise NoProxyEntryError(f"NO_PROXY entry {entry!r}: not a valid CIDR") from None
+    suffix = False
+    if host.startswith("*."):
+        host, suffix = host[2:], True
+    elif host.startswith("."):
+        host, suffix = host[1:], True
+    if not _DOMAIN_RE.match(host):
+        raise NoProxyEntryError(
+            f"NO_PROXY entry {entry!r}: not a domain, IP address, CIDR, host:port or '*'"
+        )
+    host = host.rstrip(".")
+    return ("." + host, "suffix") if suffix else (host, "domain")
+
+
+def parse_entry(raw: str) -> NoProxyEntry:
+    entry = raw.strip().lower()
+    if not entry:
+        raise NoProxyEntryError("NO_PROXY entry is empty")
+    if any(ch.isspace() for ch in entry):
+        raise NoProxyEntryError(f"NO_PROXY entry {raw.strip()!r} contains whitespace")
+    if entry == "*":
+        return NoProxyEntry("*", "wildcard")
+    if entry.startswith("["):
+        # [v6] or [v6]:port
+        close = entry.find("]")
+        if close < 0:
+            raise NoProxyEntryError(f"NO_PROXY entry {entry!r}: missing ']'")
+        host, rest = entry[1:close], entry[close + 1 :]
+        try:
+            addr = ipaddress.IPv6Address(host)
+        except ValueError:
+            raise NoProxyEntryError(f"NO_PROXY entry {entry!r}: not an IPv6 address") from None
+        if not rest:
+            return NoProxyEntry(str(addr), "ip")
+        if not rest.startswith(":"):
+            raise NoProxyEntryError(f"NO_PROXY entry {entry!r}: expected ':port' after ']'")
+        port = _check_port(entry, rest[1:])
+        return NoProxyEntry(f"[{addr}]:{port}", "ip", port)
+    if entry.count(":") == 1:
+        host, port_text = entry.split(":")
+        port = _check_port(entry, port_text)
+        text, kind = _host_kind(entry, host)
+        if kind == "cidr":
+            raise NoProxyEntryError(f"NO_PROXY entry {entry!r}: a CIDR cannot carry a port")
+        return NoProxyEntry(f"{text}:{port}", kind, port)
+    text, kind = _host_kind(entry, entry)
+    return NoProxyEntry(text, kind)
+
+
+def split_value(value: str | Iterable[str]) -> list[str]:
+    """Accept a comma-separated string or a list; return the raw, non-empty items."""
+    items = value.split(",") if isinstance(value, str) else list(value)
+    return [item for item in (str(i).strip() for i in items) if item]
+
+
+def normalise(values: Iterable[str]) -> list[NoProxyEntry]:
+    """Parse every entry, keep the first occurrence of each, in order."""
+    seen: set[str] = set()
+    result: list[NoProxyEntry] = []
+    for raw in values:
+        entry = parse_entry(raw)
+        if entry.text not in seen:
+            seen.add(entry.text)
+            result.append(entry)
+    return result
+
+
+def join(entries: Iterable[NoProxyEntry]) -> str:
+    return ",".join(entry.text for entry in entries)

@@ -1,0 +1,91 @@
+"""Edits to a parsed document, expressed as operations on paths.
+
+The planners (workloads, and later kubeadm) decide *what* changes as a list of
+operations on plain data; two back-ends carry them out: :mod:`splice` edits the
+raw text in place, and :func:`apply` changes a data tree (used to check the
+spliced text and for the round-trip fallback).
+"""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping, MutableSequence
+from dataclasses import dataclass
+from typing import Any
+
+Path = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class SetValue:
+    path: Path  # to an existing value (scalar, null or collection)
+    value: Any
+
+
+@dataclass(frozen=True)
+class DeleteItem:
+    path: Path  # to a sequence item; the last element is its index
+
+
+@dataclass(frozen=True)
+class AppendItems:
+    path: Path  # to a sequence
+    items: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class AddKey:
+    path: Path  # to a mapping
+    key: str
+    value: Any
+
+
+@dataclass(frozen=True)
+class DeleteKey:
+    path: Path  # to a mapping entry; the last element is its key
+
+
+Op = SetValue | DeleteItem | AppendItems | AddKey | DeleteKey
+
+
+def get(tree: Any, path: Path) -> Any:
+    node = tree
+    for step in path:
+        node = node[step]
+    return node
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
+def apply(tree: Any, ops: list[Op]) -> None:
+    """Apply ``ops`` to ``tree`` in place (dicts/lists or ruamel's round-trip types).
+
+    Paths refer to the tree before any change: replacements and additions first
+    (they move nothing), then deletions from the highest index down.
+    """
+    for op in ops:
+        if isinstance(op, SetValue):
+            parent = get(tree, op.path[:-1])
+            parent[op.path[-1]] = _copy(op.value)
+        elif isinstance(op, AppendItems):
+            seq = get(tree, op.path)
+            assert isinstance(seq, MutableSequence)
+            seq.extend(_copy(item) for item in op.items)
+        elif isinstance(op, AddKey):
+            mapping = get(tree, op.path)
+            assert isinstance(mapping, MutableMapping)
+            mapping[op.key] = _copy(op.value)
+    deletions = [op for op in ops if isinstance(op, DeleteItem | DeleteKey)]
+    for op in sorted(deletions, key=_deletion_order, reverse=True):
+        parent = get(tree, op.path[:-1])
+        del parent[op.path[-1]]
+
+
+def _deletion_order(op: DeleteItem | DeleteKey) -> tuple[Path, int]:
+    last = op.path[-1]
+    return op.path[:-1], last if isinstance(last, int) else -1

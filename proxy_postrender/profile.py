@@ -1,0 +1,284 @@
+"""The ProxyProfile: load it from a file, flags or the environment, and validate it.
+
+A profile is a Kubernetes-style object so that one file serves as a CLI
+argument, a KRM ``functionConfig`` and a kustomize plugin config::
+
+    apiVersion: proxy-postrender.io/v1alpha1
+    kind: ProxyProfile
+    metadata: {name: corp}
+    spec:
+      httpProxy: http://proxy.corp.example:3128
+      httpsProxy: http://proxy.corp.example:3128
+      noProxy: [internal.corp.example, 10.0.0.0/8]
+
+String values may reference environment variables as ``${NAME}``; ``$${``
+writes a literal ``${``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from proxy_postrender import noproxy
+from proxy_postrender.errors import ProfileError
+from proxy_postrender.redact import Redactor, redact_url
+
+API_VERSION = "proxy-postrender.io/v1alpha1"
+KIND = "ProxyProfile"
+ON_CONFLICT = ("keep", "override", "fail")
+
+_TOP_LEVEL_FIELDS = {"apiVersion", "kind", "metadata", "spec"}
+_METADATA_FIELDS = {"name", "namespace", "labels", "annotations"}
+_SPEC_FIELDS = {"httpProxy", "httpsProxy", "noProxy", "onConflict"}
+_VAR_RE = re.compile(r"\$(\$?)\{([^}]*)\}")
+_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    http_proxy: str | None
+    https_proxy: str | None
+    no_proxy: tuple[noproxy.NoProxyEntry, ...] = ()
+    on_conflict: str = "keep"
+    redactor: Redactor = field(default_factory=Redactor, compare=False, repr=False)
+
+    def env_vars(self) -> list[tuple[str, str]]:
+        """The variables every container gets, upper case first, in a fixed order."""
+        upper: list[tuple[str, str]] = []
+        if self.http_proxy:
+            upper.append(("HTTP_PROXY", self.http_proxy))
+        if self.https_proxy:
+            upper.append(("HTTPS_PROXY", self.https_proxy))
+        if self.no_proxy:
+            upper.append(("NO_PROXY", noproxy.join(self.no_proxy)))
+        return upper + [(name.lower(), value) for name, value in upper]
+
+
+@dataclass
+class Overrides:
+    """Values from command-line flags; ``None`` means "not given"."""
+
+    http_proxy: str | None = None
+    https_proxy: str | None = None
+    no_proxy: str | None = None
+    on_conflict: str | None = None
+
+    def any_proxy(self) -> bool:
+        return self.http_proxy is not None or self.https_proxy is not None
+
+
+def expand_vars(value: str, where: str, environ: Mapping[str, str]) -> str:
+    """Replace ``${NAME}`` with the environment variable; ``$${`` escapes."""
+
+    def substitute(match: re.Match[str]) -> str:
+        escaped, name = match.group(1), match.group(2)
+        if escaped:
+            return "${" + name + "}"
+        if not _NAME_RE.match(name):
+            raise ProfileError(f"{where}: '${{{name}}}' is not a valid variable reference")
+        if name not in environ:
+            raise ProfileError(f"{where}: environment variable {name} is not set")
+        return environ[name]
+
+    return _VAR_RE.sub(substitute, value)
+
+
+def validate_proxy_url(value: str, where: str) -> str:
+    """Check a proxy URL; messages never repeat the URL's credentials."""
+    shown = redact_url(value)
+    if not value:
+        raise ProfileError(f"{where}: must not be empty")
+    if any(ch.isspace() for ch in value):
+        raise ProfileError(f"{where}: proxy URL {shown!r} contains whitespace")
+    if "://" not in value:
+        raise ProfileError(f"{where}: proxy URL {shown!r} needs a scheme (http:// or https://)")
+    try:
+        parts = urlsplit(value)
+        port = parts.port
+    except ValueError as exc:
+        # the message of urllib's ValueError can quote the netloc: do not pass it on
+        reason = "invalid port" if "port" in str(exc).lower() else "malformed host"
+        raise ProfileError(f"{where}: proxy URL {shown!r}: {reason}") from None
+    if parts.scheme not in ("http", "https"):
+        raise ProfileError(f"{where}: proxy URL {shown!r}: scheme must be http or https")
+    if not parts.hostname:
+        raise ProfileError(f"{where}: proxy URL {shown!r} has no host")
+    if port is not None and port == 0:
+        raise ProfileError(f"{where}: proxy URL {shown!r}: port must be 1-65535")
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise ProfileError(f"{where}: proxy URL {shown!r} must not have a path, query or fragment")
+    return value
+
+
+def _expand_tree(value: Any, where: str, environ: Mapping[str, str]) -> Any:
+    if isinstance(value, str):
+        return expand_vars(value, where, environ)
+    if isinstance(value, list):
+        return [_expand_tree(v, f"{where}[{i}]", environ) for i, v in enumerate(value)]
+    return value
+
+
+def _check_keys(obj: Mapping[str, Any], allowed: set[str], where: str) -> None:
+    unknown = sorted(str(k) for k in obj if k not in allowed)
+    if unknown:
+        raise ProfileError(
+            f"{where}: unknown field(s) {', '.join(unknown)} (allowed: {', '.join(sorted(allowed))})"
+        )
+
+
+def _no_proxy_entries(value: Any, where: str) -> tuple[noproxy.NoProxyEntry, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, str | list):
+        raise ProfileError(f"{where}: must be a list or a comma-separated string")
+    if isinstance(value, list) and not all(isinstance(v, str) for v in value):
+        raise ProfileError(f"{where}: every entry must be a string")
+    try:
+        return tuple(noproxy.normalise(noproxy.split_value(value)))
+    except noproxy.NoProxyEntryError as exc:
+        raise ProfileError(f"{where}: {exc}") from None
+
+
+def from_object(
+    obj: Any, origin: str, environ: Mapping[str, str], overrides: Overrides | None = None
+) -> Profile:
+    """Build a Profile from a parsed ProxyProfile object (plus flag overrides)."""
+    overrides = overrides or Overrides()
+    if not isinstance(obj, Mapping):
+        raise ProfileError(f"{origin}: a ProxyProfile must be a mapping")
+    _check_keys(obj, _TOP_LEVEL_FIELDS, origin)
+    if obj.get("apiVersion") != API_VERSION or obj.get("kind") != KIND:
+        raise ProfileError(
+            f"{origin}: expected apiVersion {API_VERSION} and kind {KIND}, "
+            f"got {obj.get('apiVersion')!r} / {obj.get('kind')!r}"
+        )
+    metadata = obj.get("metadata") or {}
+    if not isinstance(metadata, Mapping):
+        raise ProfileError(f"{origin}: metadata must be a mapping")
+    _check_keys(metadata, _METADATA_FIELDS, f"{origin}: metadata")
+    spec = obj.get("spec")
+    if not isinstance(spec, Mapping):
+        raise ProfileError(f"{origin}: spec must be a mapping")
+    _check_keys(spec, _SPEC_FIELDS, f"{origin}: spec")
+    fields = {
+        key: _expand_tree(spec[key], f"{origin}: spec.{key}", environ)
+        for key in _SPEC_FIELDS
+        if key in spec
+    }
+    if overrides.http_proxy is not None:
+        fields["httpProxy"] = overrides.http_proxy
+    if overrides.https_proxy is not None:
+        fields["httpsProxy"] = overrides.https_proxy
+    if overrides.no_proxy is not None:
+        fields["noProxy"] = overrides.no_proxy
+    if overrides.on_conflict is not None:
+        fields["onConflict"] = overrides.on_conflict
+    return _build(str(metadata.get("name") or "unnamed"), fields, origin)
+
+
+def from_flags(overrides: Overrides) -> Profile:
+    """A profile made only of command-line flags."""
+    fields: dict[str, Any] = {
+        "httpProxy": overrides.http_proxy,
+        "httpsProxy": overrides.https_proxy,
+        "noProxy": overrides.no_proxy,
+        "onConflict": overrides.on_conflict,
+    }
+    return _build("flags", {k: v for k, v in fields.items() if v is not None}, "flags")
+
+
+def _build(name: str, fields: Mapping[str, Any], origin: str) -> Profile:
+    redactor = Redactor()
+    proxies: dict[str, str | None] = {}
+    for key in ("httpProxy", "httpsProxy"):
+        value = fields.get(key)
+        if value is None:
+            proxies[key] = None
+            continue
+        if not isinstance(value, str):
+            raise ProfileError(f"{origin}: spec.{key}: must be a string")
+        redactor.add_url(value)
+        proxies[key] = validate_proxy_url(value, f"{origin}: spec.{key}")
+    if not proxies["httpProxy"] and not proxies["httpsProxy"]:
+        raise ProfileError(f"{origin}: spec.httpProxy or spec.httpsProxy is required")
+    on_conflict = fields.get("onConflict", "keep")
+    if on_conflict not in ON_CONFLICT:
+        raise ProfileError(
+            f"{origin}: spec.onConflict: {on_conflict!r} is not one of {', '.join(ON_CONFLICT)}"
+        )
+    return Profile(
+        name=name,
+        http_proxy=proxies["httpProxy"],
+        https_proxy=proxies["httpsProxy"],
+        no_proxy=_no_proxy_entries(fields.get("noProxy"), f"{origin}: spec.noProxy"),
+        on_conflict=on_conflict,
+        redactor=redactor,
+    )
+
+
+def _parse_profile_file(path: Path) -> list[Any]:
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise ProfileError(f"cannot read profile {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ProfileError(f"profile {path} is not valid UTF-8") from None
+    try:
+        docs = [d for d in YAML(typ="safe").load_all(text) if d is not None]
+    except YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise ProfileError(f"profile {path}: {problem}{where}") from None
+    return docs
+
+
+def load(
+    path: str | None,
+    *,
+    profile_name: str | None = None,
+    overrides: Overrides | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Profile:
+    """Load the profile from ``path`` (or from flags alone when ``path`` is None)."""
+    environ = os.environ if environ is None else environ
+    overrides = overrides or Overrides()
+    if path is None:
+        if profile_name is not None:
+            raise ProfileError("--profile-name needs a profile file")
+        if not overrides.any_proxy():
+            raise ProfileError(
+                "no profile: pass a ProxyProfile file (--profile FILE, a path argument or "
+                "PROXY_POSTRENDER_PROFILE) or --http-proxy/--https-proxy"
+            )
+        return from_flags(overrides)
+    docs = _parse_profile_file(Path(path))
+    profiles = [d for d in docs if isinstance(d, Mapping) and d.get("kind") == KIND]
+    if not profiles:
+        raise ProfileError(f"profile {path}: no object of kind {KIND} found")
+    if profile_name is not None:
+        chosen = [p for p in profiles if (p.get("metadata") or {}).get("name") == profile_name]
+        if not chosen:
+            names = ", ".join(str((p.get("metadata") or {}).get("name")) for p in profiles)
+            raise ProfileError(f"profile {path}: no {KIND} named {profile_name!r} (found: {names})")
+        if len(chosen) > 1:
+            raise ProfileError(f"profile {path}: several {KIND} objects named {profile_name!r}")
+        obj = chosen[0]
+    elif len(profiles) > 1:
+        names = ", ".join(str((p.get("metadata") or {}).get("name")) for p in profiles)
+        raise ProfileError(f"profile {path}: {len(profiles)} profiles ({names}); pick one with --profile-name")
+    else:
+        obj = profiles[0]
+    name = (obj.get("metadata") or {}).get("name")
+    origin = f"profile {path}" + (f" ({name})" if name else "")
+    return from_object(obj, origin, environ, overrides)

@@ -1,0 +1,38 @@
+"""Render Python strings as YAML scalars that every YAML 1.1/1.2 reader reads back unchanged."""
+
+from __future__ import annotations
+
+import re
+
+# Plain only when the text starts with a letter (so it cannot resolve to a number,
+# date or alias) and uses characters that are inert in block context.
+_PLAIN_RE = re.compile(r"[A-Za-z][A-Za-z0-9._/@%+=,;~*-]*(?::(?=[^ \t])[A-Za-z0-9._/@%+=,;~*-]*)*")
+# YAML 1.1 (and Go's yaml.v2) read these as booleans or null when plain
+_RESERVED = {"y", "n", "yes", "no", "on", "off", "true", "false", "null"}
+_ESCAPES = {
+    "\\": "\\\\",
+    '"': '\\"',
+    "\n": "\\n",
+    "\t": "\\t",
+    "\r": "\\r",
+    "\0": "\\0",
+    "\x85": "\\N",
+    "\u2028": "\\L",
+    "\u2029": "\\P",
+}
+
+
+def _escape(ch: str) -> str:
+    if ch in _ESCAPES:
+        return _ESCAPES[ch]
+    code = ord(ch)
+    if code < 0x20 or 0x7F <= code < 0xA0 or 0xD800 <= code < 0xE000 or code in (0xFFFE, 0xFFFF):
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    return ch
+
+
+def render(value: str) -> str:
+    """A scalar for ``value``: plain when that is unambiguous, else double-quoted."""
+    if _PLAIN_RE.fullmatch(value) and value.lower() not in _RESERVED and not value.endswith(":"):
+        return value
+    return '"' + "".join(_escape(ch) for ch in value) + '"'

@@ -1,0 +1,227 @@
+"""Carry out operations by editing the raw text of a document.
+
+Positions come from a C-speed compose (ruamel.yaml.clib / libyaml marks).
+Only block-style layouts are edited here; anything else raises
+:class:`Unsupported` and the caller falls back to a round-trip dump. New text
+copies the indentation the document already uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from proxy_postrender import scalars
+from proxy_postrender.ops import AddKey, AppendItems, DeleteItem, DeleteKey, Op, Path, SetValue
+
+
+class Unsupported(Exception):
+    """The layout at an edit point is not one the splicer edits in place."""
+
+
+@dataclass(frozen=True)
+class Edit:
+    start: int
+    end: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Style:
+    """How a document indents: nested mapping keys and sequence dashes."""
+
+    map_indent: int = 2
+    seq_offset: int = 2  # dash column minus the column of the key that holds the sequence
+
+
+def is_block(node: Node) -> bool:
+    return not getattr(node, "flow_style", False)
+
+
+def line_start(text: str, pos: int) -> int:
+    return text.rfind("\n", 0, pos) + 1
+
+
+def next_line_start(text: str, pos: int) -> int:
+    """The start of the line after ``pos`` (``pos`` itself if it starts a line)."""
+    if pos == 0 or text[pos - 1] == "\n":
+        return pos
+    newline = text.find("\n", pos)
+    return len(text) if newline < 0 else newline + 1
+
+
+def column(text: str, pos: int) -> int:
+    return pos - line_start(text, pos)
+
+
+def content_end(node: Node) -> int:
+    """Offset just after the last character that belongs to ``node``'s content."""
+    if isinstance(node, MappingNode | SequenceNode) and node.value and is_block(node):
+        last = node.value[-1]
+        return content_end(last[1] if isinstance(node, MappingNode) else last)
+    return int(node.end_mark.index)
+
+
+def mapping_entry(node: Node, key: str) -> tuple[Node, Node]:
+    if not isinstance(node, MappingNode):
+        raise Unsupported("not a mapping")
+    for key_node, value_node in node.value:
+        if isinstance(key_node, ScalarNode) and key_node.value == key:
+            return key_node, value_node
+    raise Unsupported(f"no key {key!r}")
+
+
+def resolve(root: Node, path: Path) -> Node:
+    node = root
+    for step in path:
+        if isinstance(step, int):
+            if not isinstance(node, SequenceNode):
+                raise Unsupported("not a sequence")
+            node = node.value[step]
+        else:
+            node = mapping_entry(node, step)[1]
+    return node
+
+
+def detect_style(text: str, root: Node) -> Style:
+    """Read the indentation of the first nested block mapping and block sequence."""
+    map_indent: int | None = None
+    seq_offset: int | None = None
+    stack: list[Node] = [root]
+    while stack and (map_indent is None or seq_offset is None):
+        node = stack.pop()
+        if not isinstance(node, MappingNode) or not is_block(node):
+            if isinstance(node, SequenceNode):
+                stack.extend(reversed(node.value))
+            continue
+        for key_node, value in node.value:
+            key_col = column(text, key_node.start_mark.index)
+            if isinstance(value, MappingNode) and is_block(value) and value.value:
+                if map_indent is None:
+                    map_indent = column(text, value.value[0][0].start_mark.index) - key_col
+            elif isinstance(value, SequenceNode) and is_block(value) and value.value:
+                if seq_offset is None:
+                    try:
+                        seq_offset = column(text, dash_position(text, value.value[0])) - key_col
+                    except Unsupported:
+                        pass
+        stack.extend(reversed([value for _, value in node.value]))
+    return Style(
+        map_indent if map_indent and map_indent > 0 else 2,
+        seq_offset if seq_offset is not None and seq_offset >= 0 else 2,
+    )
+
+
+def dash_position(text: str, item: Node) -> int:
+    """Offset of the ``-`` that introduces a block sequence item."""
+    pos = item.start_mark.index - 1
+    while pos >= 0 and text[pos] in " \t\r\n":
+        pos -= 1
+    if pos < 0 or text[pos] != "-" or text[line_start(text, pos) : pos].strip():
+        raise Unsupported("sequence item without its own dash line")
+    return pos
+
+
+def _block(value: Any, indent: int, style: Style) -> list[str]:
+    """Block-style lines for ``value`` (a dict or list), starting at ``indent``."""
+    pad = " " * indent
+    lines: list[str] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, dict):
+                lines.append(f"{pad}{scalars.render(key)}:")
+                lines.extend(_block(item, indent + style.map_indent, style))
+            elif isinstance(item, list):
+                lines.append(f"{pad}{scalars.render(key)}:")
+                lines.extend(_block(item, indent + style.seq_offset, style))
+            else:
+                lines.append(f"{pad}{scalars.render(key)}: {scalars.render(str(item))}")
+        return lines
+    for element in value:
+        lines.extend(_item(element, indent, 2, style))
+    return lines
+
+
+def _item(element: Any, dash_col: int, content_offset: int, style: Style) -> list[str]:
+    if not isinstance(element, dict | list):
+        return [" " * dash_col + "- " + scalars.render(str(element))]
+    inner = _block(element, dash_col + content_offset, style)
+    first = inner[0]
+    return [" " * dash_col + "-" + first[dash_col + 1 :], *inner[1:]]
+
+
+def _insert_lines(text: str, pos: int, lines: Iterable[str], newline: str) -> Edit:
+    body = newline.join(lines)
+    if pos == len(text) and text and not text.endswith("\n"):
+        return Edit(pos, pos, newline + body)
+    return Edit(pos, pos, body + newline)
+
+
+def _to_edit(text: str, root: Node, op: Op, style: Style, newline: str) -> Edit:
+    if isinstance(op, SetValue):
+        node = resolve(root, op.path)
+        if not isinstance(op.value, str) or not isinstance(node, ScalarNode):
+            raise Unsupported("only scalars are replaced in place")
+        if node.style in ("|", ">"):
+            raise Unsupported("replacement target is a block scalar")
+        if node.start_mark.index == node.end_mark.index:
+            raise Unsupported("empty scalar")
+        return Edit(node.start_mark.index, node.end_mark.index, scalars.render(op.value))
+    if isinstance(op, AppendItems):
+        seq = resolve(root, op.path)
+        if not isinstance(seq, SequenceNode) or not is_block(seq) or not seq.value:
+            raise Unsupported("append target is not a block sequence")
+        first = seq.value[0]
+        dash_col = column(text, dash_position(text, first))
+        offset = 2
+        if isinstance(first, MappingNode) and first.value:
+            offset = column(text, first.value[0][0].start_mark.index) - dash_col
+        lines = [line for item in op.items for line in _item(item, dash_col, offset, style)]
+        return _insert_lines(text, next_line_start(text, content_end(seq)), lines, newline)
+    if isinstance(op, AddKey):
+        mapping = resolve(root, op.path)
+        if not isinstance(mapping, MappingNode) or not is_block(mapping) or not mapping.value:
+            raise Unsupported("key target is not a block mapping")
+        key_col = column(text, mapping.value[0][0].start_mark.index)
+        lines = _block({op.key: op.value}, key_col, style)
+        return _insert_lines(text, next_line_start(text, content_end(mapping)), lines, newline)
+    if isinstance(op, DeleteItem):
+        seq = resolve(root, op.path[:-1])
+        if not isinstance(seq, SequenceNode) or not is_block(seq):
+            raise Unsupported("delete target is not in a block sequence")
+        item = seq.value[int(op.path[-1])]
+        start = line_start(text, dash_position(text, item))
+        return Edit(start, next_line_start(text, content_end(item)), "")
+    if isinstance(op, DeleteKey):
+        mapping = resolve(root, op.path[:-1])
+        if not isinstance(mapping, MappingNode) or not is_block(mapping) or len(mapping.value) < 2:
+            raise Unsupported("delete target is not in a block mapping with other keys")
+        key_node, value_node = mapping_entry(mapping, str(op.path[-1]))
+        start = line_start(text, key_node.start_mark.index)
+        if text[start : key_node.start_mark.index].strip():
+            raise Unsupported("key shares its line with a sequence dash")
+        return Edit(start, next_line_start(text, content_end(value_node)), "")
+    raise TypeError(op)
+
+
+def edits_for(text: str, root: Node, ops: list[Op], newline: str) -> list[Edit]:
+    style = detect_style(text, root)
+    return [_to_edit(text, root, op, style, newline) for op in ops]
+
+
+def apply_edits(text: str, edits: list[Edit]) -> str:
+    ordered = sorted(edits, key=lambda e: (e.start, e.end))
+    for before, after in zip(ordered, ordered[1:], strict=False):
+        if after.start < before.end or (after.start == before.start and before.start == before.end == after.end):
+            raise Unsupported("overlapping edits")
+    pieces: list[str] = []
+    cursor = 0
+    for edit in ordered:
+        pieces.append(text[cursor : edit.start])
+        pieces.append(edit.text)
+        cursor = edit.end
+    pieces.append(text[cursor:])
+    return "".join(pieces)

@@ -1,0 +1,106 @@
+"""Split a multi-document YAML stream into segments that keep their raw text.
+
+Joining the segments gives back the input exactly, so any document the tool
+does not change is written back byte for byte. A segment starts at a ``---``
+line (or at the stream start) and runs to the next one; ``%`` directive lines
+right before a ``---`` belong to the document that follows them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+BOM = "\ufeff"
+
+# A document start marker: "---" at column 0 followed by whitespace or the line end.
+_START_RE = re.compile(r"^---(?=[ \t\r\n]|$)", re.MULTILINE)
+_DIRECTIVE_RE = re.compile(r"^%")
+# A top-level "kind:" key in block style, at column 0.
+_KIND_RE = re.compile(r"""^(?:kind|"kind"|'kind')[ \t]*:(.*)$""", re.MULTILINE)
+_SOURCE_RE = re.compile(r"^# Source: (.+?)\r?$", re.MULTILINE)
+_CONTENT_RE = re.compile(r"^(?![ \t]*(?:#|$)|---[ \t]*(?:#.*)?\r?$|\.\.\.[ \t]*(?:#.*)?\r?$)", re.MULTILINE)
+
+
+@dataclass
+class Segment:
+    text: str
+    offset: int  # character offset of the segment in the stream (after the BOM)
+    line: int  # 1-based line number of the segment's first line
+
+    @property
+    def newline(self) -> str:
+        return "\r\n" if "\r\n" in self.text else "\n"
+
+    def has_content(self) -> bool:
+        """True when the segment holds more than separators, comments and blank lines."""
+        return _CONTENT_RE.search(self.text) is not None
+
+    def helm_source(self) -> str | None:
+        match = _SOURCE_RE.search(self.text)
+        return match.group(1) if match else None
+
+    def sniff_kind(self) -> str | None:
+        """The top-level kind when the raw text shows it unambiguously, else None.
+
+        ``None`` means "parse to find out": a quoted or flow-style document, an
+        indented root mapping, or several candidate lines.
+        """
+        matches = _KIND_RE.findall(self.text)
+        if len(matches) != 1:
+            return None
+        value = matches[0].split(" #", 1)[0].strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        if not value or not re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", value):
+            return None
+        return value
+
+
+def _starts(text: str) -> list[int]:
+    """Offsets where segments start (always including 0)."""
+    starts = [0]
+    for match in _START_RE.finditer(text):
+        start = match.start()
+        # pull preceding directive lines ("%YAML 1.2") into the document they introduce
+        line_start = start
+        while line_start > 0:
+            prev = text.rfind("\n", 0, line_start - 1) + 1
+            if _DIRECTIVE_RE.match(text, prev):
+                line_start = prev
+            else:
+                break
+        if line_start > starts[-1]:
+            starts.append(line_start)
+    return starts
+
+
+def split(text: str) -> list[Segment]:
+    """Split ``text`` (without BOM) into segments; ``"".join`` of their texts is ``text``."""
+    if not text:
+        return []
+    starts = _starts(text)
+    bounds = [*starts, len(text)]
+    segments: list[Segment] = []
+    line = 1
+    for begin, end in zip(bounds, bounds[1:], strict=False):
+        chunk = text[begin:end]
+        segments.append(Segment(chunk, begin, line))
+        line += chunk.count("\n")
+    return segments
+
+
+def decode(data: bytes) -> tuple[str, bool]:
+    """Decode stdin bytes; return the text without BOM and whether a BOM was present.
+
+    Bytes that are not UTF-8 are kept as surrogate escapes so that documents the
+    tool does not touch still pass through unchanged.
+    """
+    text = data.decode("utf-8", errors="surrogateescape")
+    if text.startswith(BOM):
+        return text[1:], True
+    return text, False
+
+
+def encode(text: str, bom: bool) -> bytes:
+    return ((BOM if bom else "") + text).encode("utf-8", errors="surrogateescape")

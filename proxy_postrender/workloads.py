@@ -1,0 +1,237 @@
+"""Plan the env-var changes for the pod templates of one object.
+
+Pure data in, operations out: this module never looks at text. What the tool
+injected is recorded in the object annotation ``proxy-postrender.io/injected``
+(``container=VAR,VAR;other=VAR``) so that a second run is a no-op, a run with
+a changed profile replaces exactly those entries, and ``remove`` strips them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from proxy_postrender import targets
+from proxy_postrender.errors import InputError
+from proxy_postrender.ops import AddKey, AppendItems, DeleteItem, DeleteKey, Op, Path, SetValue
+
+ANNOTATION = "proxy-postrender.io/injected"
+
+
+@dataclass(frozen=True)
+class Request:
+    env: tuple[tuple[str, str], ...]  # what each container should carry; empty to remove
+    on_conflict: str = "keep"
+
+
+@dataclass
+class ObjectPlan:
+    ops: list[Op] = field(default_factory=list)
+    containers: int = 0
+    # per container name: variables added, ours re-valued, ours dropped,
+    # set by the manifest and left alone, set by the manifest and overridden
+    injected: dict[str, list[str]] = field(default_factory=dict)
+    updated: dict[str, list[str]] = field(default_factory=dict)
+    removed: dict[str, list[str]] = field(default_factory=dict)
+    kept: dict[str, list[str]] = field(default_factory=dict)
+    overridden: dict[str, list[str]] = field(default_factory=dict)
+    skipped: str | None = None
+
+
+def parse_record(value: Any) -> dict[str, set[str]]:
+    if not isinstance(value, str):
+        raise InputError(f"annotation {ANNOTATION} must be a string")
+    record: dict[str, set[str]] = {}
+    for part in filter(None, value.split(";")):
+        container, sep, names = part.partition("=")
+        if not sep or not container:
+            raise InputError(f"annotation {ANNOTATION} is malformed near {part!r}")
+        record[container] = {n for n in names.split(",") if n}
+    return record
+
+
+def format_record(record: Mapping[str, Sequence[str]]) -> str:
+    return ";".join(f"{c}={','.join(names)}" for c, names in record.items() if names)
+
+
+def _mapping(value: Any, where: str) -> Mapping[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise InputError(f"{where} is not a mapping")
+    return value
+
+
+def _containers(pod_spec: Mapping[str, Any], where: str) -> list[tuple[str, int, Mapping[str, Any]]]:
+    found: list[tuple[str, int, Mapping[str, Any]]] = []
+    for list_key in targets.CONTAINER_LISTS:
+        items = pod_spec.get(list_key)
+        if items is None:
+            continue
+        if not isinstance(items, list):
+            raise InputError(f"{where}.{list_key} is not a list")
+        for index, container in enumerate(items):
+            if not isinstance(container, Mapping):
+                raise InputError(f"{where}.{list_key}[{index}] is not a mapping")
+            name = container.get("name")
+            if not isinstance(name, str) or not name:
+                raise InputError(f"{where}.{list_key}[{index}] has no name")
+            found.append((list_key, index, container))
+    return found
+
+
+def _env_items(container: Mapping[str, Any], where: str) -> list[Mapping[str, Any]] | None:
+    env = container.get("env")
+    if env is None:
+        return None
+    if not isinstance(env, list):
+        raise InputError(f"{where}.env is not a list")
+    for index, item in enumerate(env):
+        if not isinstance(item, Mapping) or not isinstance(item.get("name"), str):
+            raise InputError(f"{where}.env[{index}] is not a mapping with a name")
+    return env
+
+
+def _pod_spec(obj: Mapping[str, Any], spec_path: Path) -> Any:
+    node: Any = obj
+    for step in spec_path:
+        node = node.get(step) if isinstance(node, Mapping) else None
+    return node
+
+
+def plan(obj: Mapping[str, Any], base: Path, request: Request) -> ObjectPlan | None:
+    """Operations (paths from the document root) for one object; None if not a workload."""
+    paths = targets.pod_spec_paths(obj)
+    if not paths:
+        return None
+    result = ObjectPlan()
+    metadata = _mapping(obj.get("metadata"), "metadata")
+    annotations = _mapping(metadata.get("annotations") if metadata else None, "metadata.annotations")
+    previous = parse_record(annotations[ANNOTATION]) if annotations and ANNOTATION in annotations else {}
+    record: dict[str, list[str]] = {}
+    for spec_path in paths:
+        pod_spec = _pod_spec(obj, spec_path)
+        if pod_spec is None:
+            continue
+        where = ".".join(str(s) for s in spec_path)
+        if not isinstance(pod_spec, Mapping):
+            raise InputError(f"{where} is not a mapping")
+        for list_key, index, container in _containers(pod_spec, where):
+            name = container["name"]
+            owned = _plan_container(
+                container,
+                (*base, *spec_path, list_key, index),
+                f"{where}.{list_key}[{index}]",
+                request,
+                previous.get(name, set()),
+                result,
+            )
+            if owned:
+                record[name] = owned
+            result.containers += 1
+    if not result.containers:
+        result.skipped = "no containers in its pod template"
+    meta_path = (*base, "metadata")
+    result.ops.extend(_record_ops(obj, metadata, annotations, meta_path, format_record(record)))
+    return result
+
+
+def _plan_container(
+    container: Mapping[str, Any],
+    path: Path,
+    where: str,
+    request: Request,
+    owned: set[str],
+    result: ObjectPlan,
+) -> list[str]:
+    """Plan one container; return the variables the tool owns in it afterwards."""
+    name = container["name"]
+    env_path = (*path, "env")
+    desired = dict(request.env)
+    env = _env_items(container, where)
+    ops: list[Op] = []
+    ours: set[str] = set()
+    present: set[str] = set()
+    deleted: set[int] = set()
+    appended: list[dict[str, str]] = []
+
+    def set_value(index: int, item: Mapping[str, Any], value: str) -> None:
+        if set(item) == {"name", "value"} and isinstance(item["value"], str):
+            if item["value"] != value:
+                ops.append(SetValue((*env_path, index, "value"), value))
+        else:  # valueFrom or extra fields: replace the entry
+            deleted.add(index)
+            appended.append({"name": item["name"], "value": value})
+
+    for index, item in enumerate(env or []):
+        var = item["name"]
+        if var in present:
+            continue  # a duplicate entry: the first one wins, as in the API server
+        present.add(var)
+        if var in owned:
+            if var not in desired:
+                deleted.add(index)
+                result.removed.setdefault(name, []).append(var)
+                continue
+            ours.add(var)
+            if item.get("value") != desired[var] or set(item) != {"name", "value"}:
+                set_value(index, item, desired[var])
+                result.updated.setdefault(name, []).append(var)
+        elif var in desired:
+            if request.on_conflict == "fail":
+                raise InputError(f"container {name!r} already sets {var} (onConflict: fail)")
+            if request.on_conflict == "override":
+                set_value(index, item, desired[var])
+                ours.add(var)
+                result.overridden.setdefault(name, []).append(var)
+            else:
+                result.kept.setdefault(name, []).append(var)
+    missing = [{"name": var, "value": value} for var, value in request.env if var not in present]
+    if missing:
+        ours.update(item["name"] for item in missing)
+        result.injected[name] = [item["name"] for item in missing]
+    appended.extend(missing)
+
+    if env and deleted == set(range(len(env))) and not appended:
+        ops = [DeleteKey(env_path)]  # only our entries were there: drop the key as well
+    else:
+        ops.extend(DeleteItem((*env_path, index)) for index in sorted(deleted))
+        if appended:
+            if env:
+                ops.append(AppendItems(env_path, tuple(appended)))
+            elif "env" in container:  # "env: null" or "env: []"
+                ops.append(SetValue(env_path, appended))
+            else:
+                ops.append(AddKey(path, "env", appended))
+    result.ops.extend(ops)
+    return [var for var, _ in request.env if var in ours]
+
+
+def _record_ops(
+    obj: Mapping[str, Any],
+    metadata: Mapping[str, Any] | None,
+    annotations: Mapping[str, Any] | None,
+    meta_path: Path,
+    wanted: str,
+) -> list[Op]:
+    """Keep the ownership annotation in step with what the object now carries."""
+    current = annotations.get(ANNOTATION) if annotations else None
+    if current == (wanted or None):
+        return []
+    annotations_path = (*meta_path, "annotations")
+    if not wanted:
+        if annotations is not None and len(annotations) == 1:
+            return [DeleteKey(annotations_path)]
+        return [DeleteKey((*annotations_path, ANNOTATION))]
+    if current is not None:
+        return [SetValue((*annotations_path, ANNOTATION), wanted)]
+    if annotations:
+        return [AddKey(annotations_path, ANNOTATION, wanted)]
+    if metadata is not None and "annotations" in metadata:  # "annotations: null" or "{}"
+        return [SetValue(annotations_path, {ANNOTATION: wanted})]
+    if metadata:
+        return [AddKey(meta_path, "annotations", {ANNOTATION: wanted})]
+    if "metadata" in obj:  # "metadata: {}" or "metadata: null"
+        return [SetValue(meta_path, {"annotations": {ANNOTATION: wanted}})]
+    return [AddKey(meta_path[:-1], "metadata", {"annotations": {ANNOTATION: wanted}})]

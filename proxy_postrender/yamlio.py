@@ -1,0 +1,109 @@
+"""Parsing with positions (C speed) and the round-trip fallback dump."""
+
+from __future__ import annotations
+
+import copy
+import io
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.constructor import SafeConstructor
+from ruamel.yaml.cyaml import CSafeLoader
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
+
+from proxy_postrender import ops as ops_mod
+from proxy_postrender.splice import Style
+
+
+class _Loader(CSafeLoader):  # type: ignore[misc]
+    """A safe loader that reads unknown tags (``!Ref``) as plain data instead of failing."""
+
+
+def _construct_unknown(loader: SafeConstructor, node: Node) -> Any:
+    if isinstance(node, MappingNode):
+        return loader.construct_mapping(node, deep=True)
+    if isinstance(node, SequenceNode):
+        return loader.construct_sequence(node, deep=True)
+    return loader.construct_scalar(node)
+
+
+_Loader.add_constructor(None, _construct_unknown)
+
+
+class ParseError(Exception):
+    def __init__(self, problem: str, offset: int | None) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.offset = offset
+
+
+def _error(exc: YAMLError) -> ParseError:
+    if isinstance(exc, MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        problem = exc.problem or exc.context or "invalid YAML"
+        return ParseError(problem, mark.index if mark is not None else None)
+    return ParseError(str(exc).splitlines()[0] if str(exc) else "invalid YAML", None)
+
+
+def compose(text: str) -> list[tuple[Node, Any]]:
+    """Every document of ``text`` as (node with marks, constructed data)."""
+    loader = _Loader(text)
+    docs: list[tuple[Node, Any]] = []
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            docs.append((node, loader.construct_document(node)))
+    except YAMLError as exc:
+        raise _error(exc) from None
+    finally:
+        loader.dispose()
+    return docs
+
+
+def load_data(text: str) -> list[Any]:
+    return [data for _, data in compose(text)]
+
+
+def expected_after(docs: list[Any], changes: list[list[ops_mod.Op]]) -> list[Any]:
+    result = []
+    for data, doc_ops in zip(docs, changes, strict=True):
+        changed = copy.deepcopy(data)
+        ops_mod.apply(changed, doc_ops)
+        result.append(changed)
+    return result
+
+
+def roundtrip(text: str, changes: list[list[ops_mod.Op]], style: Style, newline: str) -> str:
+    """Apply ``changes`` through ruamel.yaml's round-trip loader and dumper.
+
+    Used only where the splicer declines (flow style, aliases, empty values):
+    comments and quoting survive, indentation is normalised to ``style``.
+    """
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
+    yaml.width = 1 << 16
+    yaml.indent(mapping=style.map_indent, sequence=style.seq_offset + 2, offset=style.seq_offset)
+    body = text.replace("\r\n", "\n")
+    stripped = body.lstrip()
+    yaml.explicit_start = stripped.startswith("---")
+    header = ""
+    if not yaml.explicit_start:
+        # comments before the first document stay as they were
+        lines = body.splitlines(keepends=True)
+        kept = 0
+        while kept < len(lines) and (not lines[kept].strip() or lines[kept].lstrip().startswith("#")):
+            kept += 1
+        header = "".join(lines[:kept])
+    try:
+        docs = list(yaml.load_all(body))
+    except YAMLError as exc:
+        raise _error(exc) from None
+    for doc, doc_ops in zip(docs, changes, strict=True):
+        ops_mod.apply(doc, doc_ops)
+    out = io.StringIO()
+    yaml.dump_all(docs, out)
+    dumped = out.getvalue()
+    if header and not dumped.startswith(header):
+        dumped = header + dumped
+    return dumped.replace("\n", newline) if newline != "\n" else dumped
