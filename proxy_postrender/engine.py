@@ -64,8 +64,12 @@ def process(text: str, request: workloads.Request) -> Result:
     """Transform a whole stream (without BOM); raise InputError on any problem."""
     result = Result(text="")
     pieces: list[str] = []
+    index = 0  # documents as a reader counts them: every "---" and any content before the first
     for segment in stream.split(text):
-        if not segment.has_content():
+        content = segment.has_content()
+        if content or segment.text.startswith("---"):
+            index += 1
+        if not content:
             pieces.append(segment.text)
             continue
         result.documents += 1
@@ -73,7 +77,7 @@ def process(text: str, request: workloads.Request) -> Result:
             result.passed_through += 1
             pieces.append(segment.text)
             continue
-        pieces.append(_process_segment(segment, result.documents, request, result))
+        pieces.append(_process_segment(segment, index, request, result))
     result.text = "".join(pieces)
     return result
 

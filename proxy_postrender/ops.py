@@ -57,7 +57,7 @@ def get(tree: Any, path: Path) -> Any:
 def _copy(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):
         return [_copy(v) for v in value]
     return value
 

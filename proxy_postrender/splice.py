@@ -160,10 +160,41 @@ def _insert_lines(text: str, pos: int, lines: Iterable[str], newline: str) -> Ed
     return Edit(pos, pos, body + newline)
 
 
+def _is_empty(node: Node) -> bool:
+    if isinstance(node, MappingNode | SequenceNode):
+        return not node.value
+    return isinstance(node, ScalarNode) and node.tag.endswith(":null")
+
+
+def _set_collection(text: str, root: Node, op: SetValue, style: Style) -> Edit:
+    """Turn ``key: {}``, ``key: []``, ``key: null`` or ``key:`` into a block collection."""
+    if not op.path or not isinstance(op.path[-1], str):
+        raise Unsupported("collection target is not a mapping value")
+    parent = resolve(root, op.path[:-1])
+    if not isinstance(parent, MappingNode) or not is_block(parent):
+        raise Unsupported("collection target is not in a block mapping")
+    key_node, value_node = mapping_entry(parent, op.path[-1])
+    if not _is_empty(value_node):
+        raise Unsupported("only empty values are replaced by collections")
+    colon = text.find(":", key_node.end_mark.index)
+    if colon < 0 or text[key_node.end_mark.index : colon].strip():
+        raise Unsupported("no ':' after the key")
+    end = value_node.end_mark.index
+    if end < colon + 1 or "\n" in text[colon + 1 : end]:
+        end = colon + 1  # an empty value: its mark may sit on the next line
+    key_col = column(text, key_node.start_mark.index)
+    nested = style.map_indent if isinstance(op.value, dict) else style.seq_offset
+    lines = _block(op.value, key_col + nested, style)
+    newline = "\r\n" if "\r\n" in text else "\n"
+    return Edit(colon + 1, end, newline + newline.join(lines))
+
+
 def _to_edit(text: str, root: Node, op: Op, style: Style, newline: str) -> Edit:
     if isinstance(op, SetValue):
         node = resolve(root, op.path)
-        if not isinstance(op.value, str) or not isinstance(node, ScalarNode):
+        if not isinstance(op.value, str):
+            return _set_collection(text, root, op, style)
+        if not isinstance(node, ScalarNode):
             raise Unsupported("only scalars are replaced in place")
         if node.style in ("|", ">"):
             raise Unsupported("replacement target is a block scalar")
@@ -213,9 +244,10 @@ def edits_for(text: str, root: Node, ops: list[Op], newline: str) -> list[Edit]:
 
 
 def apply_edits(text: str, edits: list[Edit]) -> str:
-    ordered = sorted(edits, key=lambda e: (e.start, e.end))
+    """Apply non-overlapping edits; insertions at one point keep the order given."""
+    ordered = sorted(edits, key=lambda e: (e.start, e.end))  # stable
     for before, after in zip(ordered, ordered[1:], strict=False):
-        if after.start < before.end or (after.start == before.start and before.start == before.end == after.end):
+        if after.start < before.end:
             raise Unsupported("overlapping edits")
     pieces: list[str] = []
     cursor = 0

@@ -15,7 +15,6 @@ BOM = "\ufeff"
 
 # A document start marker: "---" at column 0 followed by whitespace or the line end.
 _START_RE = re.compile(r"^---(?=[ \t\r\n]|$)", re.MULTILINE)
-_DIRECTIVE_RE = re.compile(r"^%")
 # A top-level "kind:" key in block style, at column 0.
 _KIND_RE = re.compile(r"""^(?:kind|"kind"|'kind')[ \t]*:(.*)$""", re.MULTILINE)
 _SOURCE_RE = re.compile(r"^# Source: (.+?)\r?$", re.MULTILINE)
@@ -66,7 +65,7 @@ def _starts(text: str) -> list[int]:
         line_start = start
         while line_start > 0:
             prev = text.rfind("\n", 0, line_start - 1) + 1
-            if _DIRECTIVE_RE.match(text, prev):
+            if text.startswith("%", prev):
                 line_start = prev
             else:
                 break

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import io
+import re
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -11,6 +13,7 @@ from ruamel.yaml.constructor import SafeConstructor
 from ruamel.yaml.cyaml import CSafeLoader
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from proxy_postrender import ops as ops_mod
 from proxy_postrender.splice import Style
@@ -74,6 +77,29 @@ def expected_after(docs: list[Any], changes: list[list[ops_mod.Op]]) -> list[Any
     return result
 
 
+_WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+
+
+def _quoted(value: Any) -> Any:
+    """Strings the tool adds, double-quoted unless a bare word: libyaml rejects
+    some plain scalars (``http://h:1`` in flow context) that ruamel writes."""
+    if isinstance(value, dict):
+        return {_quoted(k): _quoted(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_quoted(v) for v in value]
+    if isinstance(value, str) and not _WORD_RE.fullmatch(value):
+        return DoubleQuotedScalarString(value)
+    return value
+
+
+def _quote_op(op: ops_mod.Op) -> ops_mod.Op:
+    if isinstance(op, ops_mod.SetValue | ops_mod.AddKey):
+        return dataclasses.replace(op, value=_quoted(op.value))
+    if isinstance(op, ops_mod.AppendItems):
+        return dataclasses.replace(op, items=tuple(_quoted(list(op.items))))
+    return op
+
+
 def roundtrip(text: str, changes: list[list[ops_mod.Op]], style: Style, newline: str) -> str:
     """Apply ``changes`` through ruamel.yaml's round-trip loader and dumper.
 
@@ -100,7 +126,7 @@ def roundtrip(text: str, changes: list[list[ops_mod.Op]], style: Style, newline:
     except YAMLError as exc:
         raise _error(exc) from None
     for doc, doc_ops in zip(docs, changes, strict=True):
-        ops_mod.apply(doc, doc_ops)
+        ops_mod.apply(doc, [_quote_op(op) for op in doc_ops])
     out = io.StringIO()
     yaml.dump_all(docs, out)
     dumped = out.getvalue()

@@ -1,0 +1,35 @@
+"""Shared test helpers: run the real console entry point as a subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+GOLDEN = FIXTURES / "golden"
+SHARED_PROFILE = GOLDEN / "profile.yaml"
+
+
+def run_cli(
+    args: Sequence[str],
+    stdin: bytes = b"",
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    """Run ``python -m proxy_postrender ARGS`` with ``stdin``; never raises on exit codes."""
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("PROXY_POSTRENDER", "HELM_"))}
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "proxy_postrender", *args],
+        input=stdin,
+        capture_output=True,
+        env=full_env,
+        cwd=cwd,
+        timeout=120,
+        check=False,
+    )
