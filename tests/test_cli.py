@@ -1,0 +1,136 @@
+"""The command line: profile sources, flags, reports, logs, errors and secrecy."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from tests.helpers import GOLDEN, SHARED_PROFILE, run_cli
+
+DEPLOYMENT = (GOLDEN / "helm3-chart" / "input.yaml").read_bytes()
+EXPECTED = (GOLDEN / "helm3-chart" / "expected.yaml").read_bytes()
+MARKER = "Pw-7f3a9c-MARKER"
+BAD_DOC = b"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec:\n  template:\n    spec:\n      containers: 3\n"
+
+
+def _secret_profile(tmp_path: Path) -> Path:
+    path = tmp_path / "secret.yaml"
+    path.write_text(
+        "apiVersion: proxy-postrender.io/v1alpha1\nkind: ProxyProfile\nmetadata:\n  name: s\n"
+        "spec:\n  httpProxy: http://alice:${PROXY_PASSWORD}@proxy.corp.example:3128\n"
+        "  httpsProxy: http://alice:${PROXY_PASSWORD}@proxy.corp.example:3128\n"
+    )
+    return path
+
+
+def test_empty_input_gives_empty_output() -> None:
+    proc = run_cli([str(SHARED_PROFILE)], b"")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+
+
+def test_comment_only_input_passes_through() -> None:
+    data = b"---\n# Source: x/templates/empty.yaml\n# nothing\n"
+    assert run_cli([str(SHARED_PROFILE)], data).stdout == data
+
+
+def test_profile_from_option_argument_and_environment_agree() -> None:
+    by_option = run_cli(["--profile", str(SHARED_PROFILE)], DEPLOYMENT).stdout
+    by_argument = run_cli([str(SHARED_PROFILE)], DEPLOYMENT).stdout
+    by_env = run_cli([], DEPLOYMENT, env={"PROXY_POSTRENDER_PROFILE": str(SHARED_PROFILE)}).stdout
+    by_equals = run_cli([f"--profile={SHARED_PROFILE}"], DEPLOYMENT).stdout
+    assert by_option == by_argument == by_env == by_equals == EXPECTED
+
+
+def test_profile_given_twice_is_a_usage_error() -> None:
+    proc = run_cli(["--profile", str(SHARED_PROFILE), str(SHARED_PROFILE)], DEPLOYMENT)
+    assert proc.returncode == 2 and proc.stdout == b""
+    assert b"give the profile once" in proc.stderr
+
+
+def test_flags_alone_work() -> None:
+    proc = run_cli(["--http-proxy", "http://p:1", "--no-proxy", "a.com,10.0.0.0/8"], BAD_DOC.replace(b"3", b"\n      - name: c"))
+    assert proc.returncode == 0, proc.stderr
+    assert b"value: a.com,10.0.0.0/8" in proc.stdout
+    assert b"HTTPS_PROXY" not in proc.stdout
+
+
+def test_no_profile_at_all_is_a_usage_error() -> None:
+    proc = run_cli([], DEPLOYMENT)
+    assert proc.returncode == 2 and proc.stdout == b""
+    assert proc.stderr.decode().count("\n") == 1
+
+
+def test_unknown_option_is_one_line_exit_2() -> None:
+    proc = run_cli(["--bogus"], DEPLOYMENT)
+    assert proc.returncode == 2 and proc.stdout == b""
+    lines = proc.stderr.decode().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("proxy-postrender: error: No such option")
+
+
+def test_report_on_stderr_and_in_a_file(tmp_path: Path) -> None:
+    proc = run_cli([str(SHARED_PROFILE), "--report"], DEPLOYMENT)
+    assert proc.stdout == EXPECTED
+    report = proc.stderr.decode()
+    assert "5 documents, 1 workloads (1 changed" in report
+    assert "kept (set by the manifest) app: HTTP_PROXY" in report
+    out = tmp_path / "report.txt"
+    proc = run_cli([str(SHARED_PROFILE), f"--report={out}"], DEPLOYMENT)
+    assert proc.stderr == b"" and out.read_text() == report
+
+
+def test_errors_go_to_the_log_file_created_0600(tmp_path: Path) -> None:
+    log = tmp_path / "logs" / "pp.log"
+    proc = run_cli([str(SHARED_PROFILE), "--log-file", str(log)], BAD_DOC)
+    assert proc.returncode == 1 and proc.stdout == b""
+    assert stat.S_IMODE(os.stat(log).st_mode) == 0o600
+    assert proc.stderr.decode().strip() in log.read_text()
+    env_log = tmp_path / "env.log"
+    run_cli([str(SHARED_PROFILE)], BAD_DOC, env={"PROXY_POSTRENDER_LOG": str(env_log)})
+    assert "containers is not a list" in env_log.read_text()
+
+
+def test_helm4_plugin_runs_log_to_the_state_directory(tmp_path: Path) -> None:
+    env = {"HELM_PLUGIN_NAME": "proxy", "XDG_STATE_HOME": str(tmp_path)}
+    proc = run_cli([str(SHARED_PROFILE)], BAD_DOC, env=env)
+    assert proc.returncode == 1
+    assert "containers is not a list" in (tmp_path / "proxy-postrender" / "helm-plugin.log").read_text()
+
+
+def test_password_never_leaks(tmp_path: Path) -> None:
+    profile = _secret_profile(tmp_path)
+    env = {"PROXY_PASSWORD": MARKER}
+    log = tmp_path / "log"
+    report = tmp_path / "report"
+    runs = [
+        run_cli([str(profile), "--report", "--log-file", str(log)], DEPLOYMENT, env=env),
+        run_cli([str(profile), f"--report={report}", "--log-file", str(log)], DEPLOYMENT, env=env),
+        run_cli([str(profile), "--log-file", str(log)], BAD_DOC, env=env),
+        run_cli([str(profile), "--log-file", str(log), "--on-conflict", "fail"], DEPLOYMENT, env=env),
+        run_cli([str(profile), "--no-proxy", "bad entry"], DEPLOYMENT, env=env),
+        run_cli(["--http-proxy", f"http://bob:{MARKER}@proxy:notaport", "--log-file", str(log)], DEPLOYMENT),
+        run_cli(["--http-proxy", f"ftp://bob:{MARKER}@proxy:1"], DEPLOYMENT),
+    ]
+    assert runs[0].returncode == 0 and MARKER.encode() in runs[0].stdout  # the user asked for it there
+    assert [r.returncode for r in runs[2:]] == [1, 1, 2, 2, 2]
+    for proc in runs:
+        assert MARKER.encode() not in proc.stderr
+    assert MARKER not in log.read_text() and MARKER not in report.read_text()
+    assert "***@proxy" in runs[6].stderr.decode()
+
+
+def test_undecodable_bytes_in_other_documents_pass_through() -> None:
+    data = b"apiVersion: v1\nkind: Secret\ndata:\n  x: \xff\xfe\n---\n" + DEPLOYMENT
+    proc = run_cli([str(SHARED_PROFILE)], data)
+    assert proc.returncode == 0
+    assert proc.stdout.startswith(b"apiVersion: v1\nkind: Secret\ndata:\n  x: \xff\xfe\n---\n")
+
+
+def test_documents_that_are_not_objects_pass_through() -> None:
+    data = b"- a\n- b\n---\njust a string\n---\n"
+    assert run_cli([str(SHARED_PROFILE)], data).stdout == data
+
+
+def test_version() -> None:
+    proc = run_cli(["--version"])
+    assert proc.returncode == 0 and b"0.1.0" in proc.stdout

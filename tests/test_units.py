@@ -1,0 +1,179 @@
+"""Unit tests: NO_PROXY entries, scalar rendering, profile validation, stream splitting."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from ruamel.yaml import YAML
+
+from proxy_postrender import noproxy, profile, scalars, stream
+from proxy_postrender.errors import ProfileError
+
+
+@pytest.mark.parametrize(
+    ("raw", "text", "kind"),
+    [
+        ("Example.COM", "example.com", "domain"),
+        (" .svc ", ".svc", "suffix"),
+        ("*.corp.example", ".corp.example", "suffix"),
+        ("10.0.0.0/8", "10.0.0.0/8", "cidr"),
+        ("10.1.2.3/8", "10.0.0.0/8", "cidr"),
+        ("fd00::/8", "fd00::/8", "cidr"),
+        ("192.168.0.1", "192.168.0.1", "ip"),
+        ("::1", "::1", "ip"),
+        ("[fd00::1]:8443", "[fd00::1]:8443", "ip"),
+        ("registry.local:5000", "registry.local:5000", "domain"),
+        ("*", "*", "wildcard"),
+        ("my_host", "my_host", "domain"),
+    ],
+)
+def test_noproxy_entries(raw: str, text: str, kind: str) -> None:
+    entry = noproxy.parse_entry(raw)
+    assert (entry.text, entry.kind) == (text, kind)
+
+
+@pytest.mark.parametrize(
+    "raw", ["", "a b", "http://x", "x:0", "x:70000", "-bad.com", "10.0.0.0/33", "[fd00::1", "*.",
+            "10.0.0.0/8:80", "a..b"],
+)
+def test_noproxy_rejects(raw: str) -> None:
+    with pytest.raises(noproxy.NoProxyEntryError):
+        noproxy.parse_entry(raw)
+
+
+def test_noproxy_dedupes_in_order() -> None:
+    entries = noproxy.normalise(noproxy.split_value("b.com, a.com,B.com,, *.c.com,.c.com"))
+    assert noproxy.join(entries) == "b.com,a.com,.c.com"
+
+
+@given(st.text())
+def test_scalar_rendering_reads_back_exactly(value: str) -> None:
+    # surrogates cannot be written as UTF-8 at all
+    value = value.encode("utf-8", "replace").decode("utf-8")
+    rendered = scalars.render(value)
+    loaded = YAML(typ="safe").load(f"key: {rendered}\n")
+    assert loaded == {"key": value}
+
+
+@pytest.mark.parametrize("value", ["true", "No", "null", "1234", "1:20", "0x1F", ".svc", "a: b", "#x", "x #y"])
+def test_scalar_rendering_quotes_ambiguous_values(value: str) -> None:
+    assert scalars.render(value).startswith('"')
+
+
+def test_scalar_rendering_keeps_urls_plain() -> None:
+    assert scalars.render("http://proxy.corp.example:3128") == "http://proxy.corp.example:3128"
+
+
+def _write(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "p.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+BASE = """apiVersion: proxy-postrender.io/v1alpha1
+kind: ProxyProfile
+metadata:
+  name: {name}
+spec:
+  httpProxy: {url}
+"""
+
+
+def test_profile_env_expansion(tmp_path: Path) -> None:
+    path = _write(tmp_path, BASE.format(name="a", url="http://u:${PW}@proxy:3128"))
+    loaded = profile.load(path, environ={"PW": "s3cr%40t"})
+    assert loaded.http_proxy == "http://u:s3cr%40t@proxy:3128"
+    assert loaded.env_vars()[0] == ("HTTP_PROXY", "http://u:s3cr%40t@proxy:3128")
+    assert [n for n, _ in loaded.env_vars()] == ["HTTP_PROXY", "http_proxy"]
+
+
+def test_profile_escaped_dollar(tmp_path: Path) -> None:
+    path = _write(tmp_path, BASE.format(name="a", url="http://u:p$${X}@proxy:3128"))
+    assert profile.load(path, environ={}).http_proxy == "http://u:p${X}@proxy:3128"
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("proxy:3128", "needs a scheme"),
+        ("socks5://proxy:1080", "scheme must be http or https"),
+        ("http://", "has no host"),
+        ("http://proxy:99999", "invalid port"),
+        ("http://proxy:3128/path", "must not have a path"),
+        ("'http://pro xy:3128'", "whitespace"),
+    ],
+)
+def test_profile_rejects_bad_urls(tmp_path: Path, url: str, message: str) -> None:
+    with pytest.raises(ProfileError, match=message) as info:
+        profile.load(_write(tmp_path, BASE.format(name="a", url=url)), environ={})
+    assert "spec.httpProxy" in str(info.value)
+
+
+def test_profile_bad_url_never_shows_password(tmp_path: Path) -> None:
+    path = _write(tmp_path, BASE.format(name="a", url="http://user:HUNTER2@proxy:notaport"))
+    with pytest.raises(ProfileError) as info:
+        profile.load(path, environ={})
+    assert "HUNTER2" not in str(info.value)
+
+
+def test_profile_selection(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        BASE.format(name="a", url="http://a:1") + "---\n" + BASE.format(name="b", url="http://b:2"),
+    )
+    with pytest.raises(ProfileError, match="pick one with --profile-name"):
+        profile.load(path, environ={})
+    assert profile.load(path, profile_name="b", environ={}).http_proxy == "http://b:2"
+    with pytest.raises(ProfileError, match="no ProxyProfile named 'c'"):
+        profile.load(path, profile_name="c", environ={})
+
+
+def test_profile_flags_override_and_replace(tmp_path: Path) -> None:
+    path = _write(tmp_path, BASE.format(name="a", url="http://a:1") + "  noProxy: [x.com]\n")
+    overrides = profile.Overrides(http_proxy="http://b:2", no_proxy="y.com,z.com")
+    loaded = profile.load(path, overrides=overrides, environ={})
+    assert loaded.http_proxy == "http://b:2"
+    assert noproxy.join(loaded.no_proxy) == "y.com,z.com"
+    flags_only = profile.load(None, overrides=profile.Overrides(https_proxy="http://c:3"), environ={})
+    assert flags_only.http_proxy is None and flags_only.https_proxy == "http://c:3"
+
+
+def test_profile_requires_a_proxy(tmp_path: Path) -> None:
+    path = _write(tmp_path, BASE.format(name="a", url="null"))
+    with pytest.raises(ProfileError, match="httpProxy or spec.httpsProxy is required"):
+        profile.load(path, environ={})
+    with pytest.raises(ProfileError, match="no profile"):
+        profile.load(None, environ={})
+
+
+def test_profile_rejects_wrong_kind_and_bad_conflict_mode(tmp_path: Path) -> None:
+    with pytest.raises(ProfileError, match="no object of kind ProxyProfile"):
+        profile.load(_write(tmp_path, "apiVersion: v1\nkind: ConfigMap\n"), environ={})
+    bad = BASE.format(name="a", url="http://a:1") + "  onConflict: replace\n"
+    with pytest.raises(ProfileError, match="onConflict"):
+        profile.load(_write(tmp_path, bad), environ={})
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            ["---\n", "--- # c\n", "a: 1\n", "# comment\n", "b: |\n  ---x\n", "%YAML 1.1\n", "...\n",
+             "\r\n", "kind: Deployment\n", " ---\n", "----\n"]
+        ),
+        max_size=30,
+    )
+)
+def test_split_is_lossless(lines: list[str]) -> None:
+    text = "".join(lines)
+    assert "".join(segment.text for segment in stream.split(text)) == text
+
+
+def test_sniff_kind() -> None:
+    assert stream.Segment("---\nkind: Secret # x\n", 0, 1).sniff_kind() == "Secret"
+    assert stream.Segment("kind: 'Secret'\n", 0, 1).sniff_kind() == "Secret"
+    assert stream.Segment("  kind: Secret\n", 0, 1).sniff_kind() is None
+    assert stream.Segment("{kind: Secret}\n", 0, 1).sniff_kind() is None
+    assert stream.Segment("kind: A\nkind: B\n", 0, 1).sniff_kind() is None
