@@ -35,9 +35,11 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check proxy_postrender tests bench
 	$(BIN)/mypy
 
-## validate: schema-check the golden outputs (kubeconform when on PATH, else kubernetes-validate)
+## validate: schema-check the demo output (kubeconform when on PATH, else kubernetes-validate)
 validate: $(STAMP)
-	$(BIN)/python -m tests.validate fixtures/golden/*/expected.yaml
+	mkdir -p .cache
+	$(BIN)/proxy-postrender fixtures/demo/profile.yaml < fixtures/demo/rendered.yaml > .cache/demo-out.yaml
+	$(BIN)/python -m tests.validate .cache/demo-out.yaml
 
 bench: $(STAMP) helm
 	HELM3_BIN=$(HELM3) HELM4_BIN=$(HELM4) $(BIN)/python bench/run.py

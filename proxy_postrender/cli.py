@@ -78,19 +78,37 @@ def _default_log_file() -> str | None:
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
 @click.argument("profile_arg", metavar="[PROFILE]", required=False)
-@click.option("--profile", "profile_opt", metavar="FILE",
-              help=f"ProxyProfile file (or a path argument, or ${PROFILE_ENV}).")
-@click.option("--profile-name", metavar="NAME", help="Pick one profile from a file that holds several.")
+@click.option(
+    "--profile",
+    "profile_opt",
+    metavar="FILE",
+    help=f"ProxyProfile file (or a path argument, or ${PROFILE_ENV}).",
+)
+@click.option(
+    "--profile-name", metavar="NAME", help="Pick one profile from a file that holds several."
+)
 @click.option("--http-proxy", metavar="URL", help="Override spec.httpProxy (works without a file).")
 @click.option("--https-proxy", metavar="URL", help="Override spec.httpsProxy.")
 @click.option("--no-proxy", metavar="LIST", help="Replace spec.noProxy (comma-separated).")
-@click.option("--on-conflict", type=click.Choice(["keep", "override", "fail"]),
-              help="When a manifest already sets a variable (default: the profile's, else keep).")
+@click.option(
+    "--on-conflict",
+    type=click.Choice(["keep", "override", "fail"]),
+    help="When a manifest already sets a variable (default: the profile's, else keep).",
+)
 @click.option("--remove", is_flag=True, help="Strip everything this tool injected earlier.")
-@click.option("--report", metavar="[FILE]", is_flag=False, flag_value="-", default=None,
-              help="Summarise the changes on stderr (or in FILE).")
-@click.option("--log-file", metavar="PATH",
-              help=f"Also append errors and summaries to PATH (created 0600; or ${LOG_ENV}).")
+@click.option(
+    "--report",
+    metavar="[FILE]",
+    is_flag=False,
+    flag_value="-",
+    default=None,
+    help="Summarise the changes on stderr (or in FILE).",
+)
+@click.option(
+    "--log-file",
+    metavar="PATH",
+    help=f"Also append errors and summaries to PATH (created 0600; or ${LOG_ENV}).",
+)
 @click.version_option(__version__, prog_name=PROG)
 def command(
     profile_arg: str | None,
@@ -112,8 +130,16 @@ def command(
     reporter = Reporter(log_file or _default_log_file(), redactor)
     try:
         run(
-            profile_arg, profile_opt, profile_name, http_proxy, https_proxy, no_proxy,
-            on_conflict, remove, report, reporter,
+            profile_arg,
+            profile_opt,
+            profile_name,
+            http_proxy,
+            https_proxy,
+            no_proxy,
+            on_conflict,
+            remove,
+            report,
+            reporter,
         )
     except ProxyPostrenderError as exc:
         reporter.error(str(exc))

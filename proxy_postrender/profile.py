@@ -128,9 +128,8 @@ def _expand_tree(value: Any, where: str, environ: Mapping[str, str]) -> Any:
 def _check_keys(obj: Mapping[str, Any], allowed: set[str], where: str) -> None:
     unknown = sorted(str(k) for k in obj if k not in allowed)
     if unknown:
-        raise ProfileError(
-            f"{where}: unknown field(s) {', '.join(unknown)} (allowed: {', '.join(sorted(allowed))})"
-        )
+        known = ", ".join(sorted(allowed))
+        raise ProfileError(f"{where}: unknown field(s) {', '.join(unknown)} (allowed: {known})")
 
 
 def _no_proxy_entries(value: Any, where: str) -> tuple[noproxy.NoProxyEntry, ...]:
@@ -276,7 +275,9 @@ def load(
         obj = chosen[0]
     elif len(profiles) > 1:
         names = ", ".join(str((p.get("metadata") or {}).get("name")) for p in profiles)
-        raise ProfileError(f"profile {path}: {len(profiles)} profiles ({names}); pick one with --profile-name")
+        raise ProfileError(
+            f"profile {path}: {len(profiles)} profiles ({names}); pick one with --profile-name"
+        )
     else:
         obj = profiles[0]
     name = (obj.get("metadata") or {}).get("name")

@@ -33,7 +33,12 @@ class Redactor:
     def add(self, secret: str) -> None:
         if len(secret) < 1:
             return
-        for form in {secret, unquote(secret), quote(secret, safe=""), quote(unquote(secret), safe="")}:
+        for form in {
+            secret,
+            unquote(secret),
+            quote(secret, safe=""),
+            quote(unquote(secret), safe=""),
+        }:
             if form:
                 self._secrets.add(form)
 

@@ -8,8 +8,10 @@ copies the indentation the document already uses.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -99,15 +101,13 @@ def detect_style(text: str, root: Node) -> Style:
             continue
         for key_node, value in node.value:
             key_col = column(text, key_node.start_mark.index)
-            if isinstance(value, MappingNode) and is_block(value) and value.value:
-                if map_indent is None:
-                    map_indent = column(text, value.value[0][0].start_mark.index) - key_col
-            elif isinstance(value, SequenceNode) and is_block(value) and value.value:
-                if seq_offset is None:
-                    try:
-                        seq_offset = column(text, dash_position(text, value.value[0])) - key_col
-                    except Unsupported:
-                        pass
+            if not is_block(value) or not value.value:
+                continue
+            if isinstance(value, MappingNode) and map_indent is None:
+                map_indent = column(text, value.value[0][0].start_mark.index) - key_col
+            elif isinstance(value, SequenceNode) and seq_offset is None:
+                with contextlib.suppress(Unsupported):
+                    seq_offset = column(text, dash_position(text, value.value[0])) - key_col
         stack.extend(reversed([value for _, value in node.value]))
     return Style(
         map_indent if map_indent and map_indent > 0 else 2,
@@ -117,7 +117,7 @@ def detect_style(text: str, root: Node) -> Style:
 
 def dash_position(text: str, item: Node) -> int:
     """Offset of the ``-`` that introduces a block sequence item."""
-    pos = item.start_mark.index - 1
+    pos: int = item.start_mark.index - 1
     while pos >= 0 and text[pos] in " \t\r\n":
         pos -= 1
     if pos < 0 or text[pos] != "-" or text[line_start(text, pos) : pos].strip():
@@ -163,7 +163,7 @@ def _insert_lines(text: str, pos: int, lines: Iterable[str], newline: str) -> Ed
 def _is_empty(node: Node) -> bool:
     if isinstance(node, MappingNode | SequenceNode):
         return not node.value
-    return isinstance(node, ScalarNode) and node.tag.endswith(":null")
+    return isinstance(node, ScalarNode) and str(node.tag).endswith(":null")
 
 
 def _set_collection(text: str, root: Node, op: SetValue, style: Style) -> Edit:
@@ -246,7 +246,7 @@ def edits_for(text: str, root: Node, ops: list[Op], newline: str) -> list[Edit]:
 def apply_edits(text: str, edits: list[Edit]) -> str:
     """Apply non-overlapping edits; insertions at one point keep the order given."""
     ordered = sorted(edits, key=lambda e: (e.start, e.end))  # stable
-    for before, after in zip(ordered, ordered[1:], strict=False):
+    for before, after in pairwise(ordered):
         if after.start < before.end:
             raise Unsupported("overlapping edits")
     pieces: list[str] = []

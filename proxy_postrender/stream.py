@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import pairwise
 
 BOM = "\ufeff"
 
@@ -18,7 +19,9 @@ _START_RE = re.compile(r"^---(?=[ \t\r\n]|$)", re.MULTILINE)
 # A top-level "kind:" key in block style, at column 0.
 _KIND_RE = re.compile(r"""^(?:kind|"kind"|'kind')[ \t]*:(.*)$""", re.MULTILINE)
 _SOURCE_RE = re.compile(r"^# Source: (.+?)\r?$", re.MULTILINE)
-_CONTENT_RE = re.compile(r"^(?![ \t]*(?:#|$)|---[ \t]*(?:#.*)?\r?$|\.\.\.[ \t]*(?:#.*)?\r?$)", re.MULTILINE)
+_CONTENT_RE = re.compile(
+    r"^(?![ \t]*(?:#|$)|---[ \t]*(?:#.*)?\r?$|\.\.\.[ \t]*(?:#.*)?\r?$)", re.MULTILINE
+)
 
 
 @dataclass
@@ -48,7 +51,7 @@ class Segment:
         matches = _KIND_RE.findall(self.text)
         if len(matches) != 1:
             return None
-        value = matches[0].split(" #", 1)[0].strip()
+        value: str = matches[0].split(" #", 1)[0].strip()
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
             value = value[1:-1]
         if not value or not re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", value):
@@ -82,7 +85,7 @@ def split(text: str) -> list[Segment]:
     bounds = [*starts, len(text)]
     segments: list[Segment] = []
     line = 1
-    for begin, end in zip(bounds, bounds[1:], strict=False):
+    for begin, end in pairwise(bounds):
         chunk = text[begin:end]
         segments.append(Segment(chunk, begin, line))
         line += chunk.count("\n")

@@ -63,7 +63,9 @@ def _mapping(value: Any, where: str) -> Mapping[str, Any] | None:
     return value
 
 
-def _containers(pod_spec: Mapping[str, Any], where: str) -> list[tuple[str, int, Mapping[str, Any]]]:
+def _containers(
+    pod_spec: Mapping[str, Any], where: str
+) -> list[tuple[str, int, Mapping[str, Any]]]:
     found: list[tuple[str, int, Mapping[str, Any]]] = []
     for list_key in targets.CONTAINER_LISTS:
         items = pod_spec.get(list_key)
@@ -107,8 +109,12 @@ def plan(obj: Mapping[str, Any], base: Path, request: Request) -> ObjectPlan | N
         return None
     result = ObjectPlan()
     metadata = _mapping(obj.get("metadata"), "metadata")
-    annotations = _mapping(metadata.get("annotations") if metadata else None, "metadata.annotations")
-    previous = parse_record(annotations[ANNOTATION]) if annotations and ANNOTATION in annotations else {}
+    annotations = _mapping(
+        metadata.get("annotations") if metadata else None, "metadata.annotations"
+    )
+    previous = (
+        parse_record(annotations[ANNOTATION]) if annotations and ANNOTATION in annotations else {}
+    )
     record: dict[str, list[str]] = {}
     for spec_path in paths:
         pod_spec = _pod_spec(obj, spec_path)

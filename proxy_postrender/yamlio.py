@@ -19,7 +19,7 @@ from proxy_postrender import ops as ops_mod
 from proxy_postrender.splice import Style
 
 
-class _Loader(CSafeLoader):  # type: ignore[misc]
+class _Loader(CSafeLoader):
     """A safe loader that reads unknown tags (``!Ref``) as plain data instead of failing."""
 
 
@@ -118,7 +118,9 @@ def roundtrip(text: str, changes: list[list[ops_mod.Op]], style: Style, newline:
         # comments before the first document stay as they were
         lines = body.splitlines(keepends=True)
         kept = 0
-        while kept < len(lines) and (not lines[kept].strip() or lines[kept].lstrip().startswith("#")):
+        while kept < len(lines) and (
+            not lines[kept].strip() or lines[kept].lstrip().startswith("#")
+        ):
             kept += 1
         header = "".join(lines[:kept])
     try:

@@ -32,14 +32,22 @@ def console_script() -> str:
 
 
 def run(
-    args: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: Path | None = None,
+    args: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
     stdin: bytes | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("PROXY_POSTRENDER")}
     full_env.update(env or {})
     return subprocess.run(
-        list(args), input=stdin, capture_output=True, env=full_env, cwd=cwd or ROOT,
-        timeout=600, check=False,
+        list(args),
+        input=stdin,
+        capture_output=True,
+        env=full_env,
+        cwd=cwd or ROOT,
+        timeout=600,
+        check=False,
     )
 
 

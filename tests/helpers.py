@@ -22,7 +22,9 @@ def run_cli(
     cwd: Path | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     """Run ``python -m proxy_postrender ARGS`` with ``stdin``; never raises on exit codes."""
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("PROXY_POSTRENDER", "HELM_"))}
+    full_env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("PROXY_POSTRENDER", "HELM_"))
+    }
     full_env.update(env or {})
     return subprocess.run(
         [sys.executable, "-m", "proxy_postrender", *args],

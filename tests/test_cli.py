@@ -11,7 +11,10 @@ from tests.helpers import GOLDEN, SHARED_PROFILE, run_cli
 DEPLOYMENT = (GOLDEN / "helm3-chart" / "input.yaml").read_bytes()
 EXPECTED = (GOLDEN / "helm3-chart" / "expected.yaml").read_bytes()
 MARKER = "Pw-7f3a9c-MARKER"
-BAD_DOC = b"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec:\n  template:\n    spec:\n      containers: 3\n"
+BAD_DOC = (
+    b"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\n"
+    b"spec:\n  template:\n    spec:\n      containers: 3\n"
+)
 
 
 def _secret_profile(tmp_path: Path) -> Path:
@@ -49,7 +52,10 @@ def test_profile_given_twice_is_a_usage_error() -> None:
 
 
 def test_flags_alone_work() -> None:
-    proc = run_cli(["--http-proxy", "http://p:1", "--no-proxy", "a.com,10.0.0.0/8"], BAD_DOC.replace(b"3", b"\n      - name: c"))
+    proc = run_cli(
+        ["--http-proxy", "http://p:1", "--no-proxy", "a.com,10.0.0.0/8"],
+        BAD_DOC.replace(b"3", b"\n      - name: c"),
+    )
     assert proc.returncode == 0, proc.stderr
     assert b"value: a.com,10.0.0.0/8" in proc.stdout
     assert b"HTTPS_PROXY" not in proc.stdout
@@ -94,7 +100,10 @@ def test_helm4_plugin_runs_log_to_the_state_directory(tmp_path: Path) -> None:
     env = {"HELM_PLUGIN_NAME": "proxy", "XDG_STATE_HOME": str(tmp_path)}
     proc = run_cli([str(SHARED_PROFILE)], BAD_DOC, env=env)
     assert proc.returncode == 1
-    assert "containers is not a list" in (tmp_path / "proxy-postrender" / "helm-plugin.log").read_text()
+    assert (
+        "containers is not a list"
+        in (tmp_path / "proxy-postrender" / "helm-plugin.log").read_text()
+    )
 
 
 def test_password_never_leaks(tmp_path: Path) -> None:
@@ -106,12 +115,19 @@ def test_password_never_leaks(tmp_path: Path) -> None:
         run_cli([str(profile), "--report", "--log-file", str(log)], DEPLOYMENT, env=env),
         run_cli([str(profile), f"--report={report}", "--log-file", str(log)], DEPLOYMENT, env=env),
         run_cli([str(profile), "--log-file", str(log)], BAD_DOC, env=env),
-        run_cli([str(profile), "--log-file", str(log), "--on-conflict", "fail"], DEPLOYMENT, env=env),
+        run_cli(
+            [str(profile), "--log-file", str(log), "--on-conflict", "fail"], DEPLOYMENT, env=env
+        ),
         run_cli([str(profile), "--no-proxy", "bad entry"], DEPLOYMENT, env=env),
-        run_cli(["--http-proxy", f"http://bob:{MARKER}@proxy:notaport", "--log-file", str(log)], DEPLOYMENT),
+        run_cli(
+            ["--http-proxy", f"http://bob:{MARKER}@proxy:notaport", "--log-file", str(log)],
+            DEPLOYMENT,
+        ),
         run_cli(["--http-proxy", f"ftp://bob:{MARKER}@proxy:1"], DEPLOYMENT),
     ]
-    assert runs[0].returncode == 0 and MARKER.encode() in runs[0].stdout  # the user asked for it there
+    assert (
+        runs[0].returncode == 0 and MARKER.encode() in runs[0].stdout
+    )  # the user asked for it there
     assert [r.returncode for r in runs[2:]] == [1, 1, 2, 2, 2]
     for proc in runs:
         assert MARKER.encode() not in proc.stderr

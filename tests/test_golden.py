@@ -44,13 +44,16 @@ def _strip_empty(value: object) -> object:
     return value
 
 
-@pytest.mark.parametrize("case", [c for c in OK if c.remove_restores != "none"], ids=lambda c: c.name)
+@pytest.mark.parametrize(
+    "case", [c for c in OK if c.remove_restores != "none"], ids=lambda c: c.name
+)
 def test_remove_gives_back_the_input(case: Case) -> None:
     removed_output = run_cli(["--remove"], case.expected_path.read_bytes()).stdout
     removed_input = run_cli(["--remove"], case.input).stdout
     if case.remove_restores == "bytes":
         assert removed_output == removed_input
     else:
+
         def load(data: bytes) -> object:
             return _strip_empty(yamlio.load_data(data.decode("utf-8-sig")))
 

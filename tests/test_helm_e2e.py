@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from proxy_postrender import yamlio
 from tests.e2e import (
     assert_all_injected,
     console_script,
@@ -18,6 +19,7 @@ from tests.e2e import (
     tool,
 )
 from tests.helpers import FIXTURES, ROOT, SHARED_PROFILE
+from tests.validate import schema_errors
 
 pytestmark = pytest.mark.e2e
 
@@ -43,7 +45,9 @@ def helm4_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, s
     for name in ("pyproject.toml", "README.md", "plugin.yaml"):
         shutil.copy(ROOT / name, plugin_src / name)
     for name in ("proxy_postrender", "plugin"):
-        shutil.copytree(ROOT / name, plugin_src / name, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(
+            ROOT / name, plugin_src / name, ignore=shutil.ignore_patterns("__pycache__")
+        )
     env = {
         "HELM_BIN": helm,
         "HELM_DATA_HOME": str(base / "data"),
@@ -61,8 +65,18 @@ def helm4_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, s
 def test_helm3_post_renderer_injects_every_workload(helm3: str) -> None:
     plain = run([helm3, "template", "rel", str(CHART)])
     assert plain.returncode == 0, plain.stderr
-    proc = run([helm3, "template", "rel", str(CHART), "--post-renderer", console_script(),
-                "--post-renderer-args", str(SHARED_PROFILE)])
+    proc = run(
+        [
+            helm3,
+            "template",
+            "rel",
+            str(CHART),
+            "--post-renderer",
+            console_script(),
+            "--post-renderer-args",
+            str(SHARED_PROFILE),
+        ]
+    )
     assert proc.returncode == 0, proc.stderr.decode()
     out = proc.stdout.decode()
     assert assert_all_injected(out, hooks=False) >= 6
@@ -74,6 +88,10 @@ def test_helm3_post_renderer_injects_every_workload(helm3: str) -> None:
         assert raw_after.splitlines()[:2] == raw_before.splitlines()[:2]  # "# Source:" kept
     # the chart's own HTTP_PROXY survives
     assert 'value: "http://team-proxy.internal:3128"' in out
+    # every object validates strictly against the Kubernetes schema
+    for doc in yamlio.load_data(out):
+        if doc is not None:
+            assert schema_errors(doc) == [], doc["kind"]
     # piping the plain render (hooks included) through twice: the second pass changes nothing
     once = run([console_script(), str(SHARED_PROFILE)], stdin=plain.stdout)
     assert assert_all_injected(once.stdout.decode()) >= 7
@@ -82,8 +100,19 @@ def test_helm3_post_renderer_injects_every_workload(helm3: str) -> None:
 
 
 def test_helm3_show_only_still_works(helm3: str) -> None:
-    proc = run([helm3, "template", "rel", str(CHART), "--show-only", "templates/deployment.yaml",
-                "--post-renderer", console_script(), f"--post-renderer-args={SHARED_PROFILE}"])
+    proc = run(
+        [
+            helm3,
+            "template",
+            "rel",
+            str(CHART),
+            "--show-only",
+            "templates/deployment.yaml",
+            "--post-renderer",
+            console_script(),
+            f"--post-renderer-args={SHARED_PROFILE}",
+        ]
+    )
     assert proc.returncode == 0, proc.stderr.decode()
     out = proc.stdout.decode()
     assert out.count("kind: Deployment") == 1 and "kind: Service" not in out
@@ -91,32 +120,77 @@ def test_helm3_show_only_still_works(helm3: str) -> None:
 
 
 def test_helm3_output_dir_sends_empty_stdin(helm3: str, tmp_path: Path) -> None:
-    proc = run([helm3, "template", "rel", str(CHART), "--output-dir", str(tmp_path),
-                "--post-renderer", console_script(), "--post-renderer-args", str(SHARED_PROFILE)])
+    proc = run(
+        [
+            helm3,
+            "template",
+            "rel",
+            str(CHART),
+            "--output-dir",
+            str(tmp_path),
+            "--post-renderer",
+            console_script(),
+            "--post-renderer-args",
+            str(SHARED_PROFILE),
+        ]
+    )
     assert proc.returncode == 0, proc.stderr.decode()
 
 
 def test_helm3_shows_the_reason_of_a_failing_post_render(helm3: str, tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text(SHARED_PROFILE.read_text().replace("httpProxy:", "httpProxyy:"))
-    proc = run([helm3, "template", "rel", str(CHART), "--post-renderer", console_script(),
-                "--post-renderer-args", str(bad)])
+    proc = run(
+        [
+            helm3,
+            "template",
+            "rel",
+            str(CHART),
+            "--post-renderer",
+            console_script(),
+            "--post-renderer-args",
+            str(bad),
+        ]
+    )
     assert proc.returncode != 0
     assert b"unknown field(s) httpProxyy" in proc.stderr
     assert b"kind: Deployment" not in proc.stdout
 
 
 def test_helm3_failing_chart_render_fails(helm3: str) -> None:
-    proc = run([helm3, "template", "rel", str(CHART), "--set", "failRender=true",
-                "--post-renderer", console_script(), "--post-renderer-args", str(SHARED_PROFILE)])
+    proc = run(
+        [
+            helm3,
+            "template",
+            "rel",
+            str(CHART),
+            "--set",
+            "failRender=true",
+            "--post-renderer",
+            console_script(),
+            "--post-renderer-args",
+            str(SHARED_PROFILE),
+        ]
+    )
     assert proc.returncode != 0 and b"failRender is set" in proc.stderr
     assert proc.stdout == b""
 
 
 def test_helm4_plugin_injects_hooks_too(helm4_home: dict[str, str]) -> None:
     helm = helm4_home["HELM_BIN"]
-    proc = run([helm, "template", "rel", str(CHART), "--post-renderer", "proxy",
-                "--post-renderer-args", str(SHARED_PROFILE)], env=helm4_home)
+    proc = run(
+        [
+            helm,
+            "template",
+            "rel",
+            str(CHART),
+            "--post-renderer",
+            "proxy",
+            "--post-renderer-args",
+            str(SHARED_PROFILE),
+        ],
+        env=helm4_home,
+    )
     assert proc.returncode == 0, proc.stderr.decode()
     out = proc.stdout.decode()
     assert assert_all_injected(out) >= 7  # the pre-install hook Job is post-rendered in Helm 4
@@ -127,17 +201,40 @@ def test_helm4_plugin_injects_hooks_too(helm4_home: dict[str, str]) -> None:
 
 def test_helm4_install_dry_run(helm4_home: dict[str, str]) -> None:
     helm = helm4_home["HELM_BIN"]
-    proc = run([helm, "install", "rel", str(CHART), "--dry-run=client", "--post-renderer", "proxy",
-                f"--post-renderer-args={SHARED_PROFILE}"], env=helm4_home)
+    proc = run(
+        [
+            helm,
+            "install",
+            "rel",
+            str(CHART),
+            "--dry-run=client",
+            "--post-renderer",
+            "proxy",
+            f"--post-renderer-args={SHARED_PROFILE}",
+        ],
+        env=helm4_home,
+    )
     assert proc.returncode == 0, proc.stderr.decode()
     assert_all_injected(proc.stdout.decode().split("MANIFEST:", 1)[-1].split("NOTES:", 1)[0])
 
 
 def test_helm4_failure_reason_reaches_the_log(helm4_home: dict[str, str]) -> None:
     helm = helm4_home["HELM_BIN"]
-    proc = run([helm, "template", "rel", str(CHART), "--post-renderer", "proxy",
-                "--post-renderer-args", str(SHARED_PROFILE),
-                "--post-renderer-args", "--no-proxy=not a host"], env=helm4_home)
+    proc = run(
+        [
+            helm,
+            "template",
+            "rel",
+            str(CHART),
+            "--post-renderer",
+            "proxy",
+            "--post-renderer-args",
+            str(SHARED_PROFILE),
+            "--post-renderer-args",
+            "--no-proxy=not a host",
+        ],
+        env=helm4_home,
+    )
     assert proc.returncode != 0
     assert b'plugin "proxy" exited with error' in proc.stderr
     log = Path(helm4_home["XDG_STATE_HOME"]) / "proxy-postrender" / "helm-plugin.log"
@@ -145,13 +242,20 @@ def test_helm4_failure_reason_reaches_the_log(helm4_home: dict[str, str]) -> Non
 
 
 def test_helm4_and_helm3_agree_on_workload_env(helm3: str, helm4_home: dict[str, str]) -> None:
-    from proxy_postrender import yamlio
     from tests.e2e import containers
 
     outputs = []
     for helm, env in ((helm3, None), (helm4_home["HELM_BIN"], helm4_home)):
-        args = [helm, "template", "rel", str(CHART), "--post-renderer",
-                console_script() if env is None else "proxy", "--post-renderer-args", str(SHARED_PROFILE)]
+        args = [
+            helm,
+            "template",
+            "rel",
+            str(CHART),
+            "--post-renderer",
+            console_script() if env is None else "proxy",
+            "--post-renderer-args",
+            str(SHARED_PROFILE),
+        ]
         proc = run(args, env=env)
         assert proc.returncode == 0, proc.stderr.decode()
         envs = {

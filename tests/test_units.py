@@ -36,8 +36,20 @@ def test_noproxy_entries(raw: str, text: str, kind: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "raw", ["", "a b", "http://x", "x:0", "x:70000", "-bad.com", "10.0.0.0/33", "[fd00::1", "*.",
-            "10.0.0.0/8:80", "a..b"],
+    "raw",
+    [
+        "",
+        "a b",
+        "http://x",
+        "x:0",
+        "x:70000",
+        "-bad.com",
+        "10.0.0.0/33",
+        "[fd00::1",
+        "*.",
+        "10.0.0.0/8:80",
+        "a..b",
+    ],
 )
 def test_noproxy_rejects(raw: str) -> None:
     with pytest.raises(noproxy.NoProxyEntryError):
@@ -58,7 +70,9 @@ def test_scalar_rendering_reads_back_exactly(value: str) -> None:
     assert loaded == {"key": value}
 
 
-@pytest.mark.parametrize("value", ["true", "No", "null", "1234", "1:20", "0x1F", ".svc", "a: b", "#x", "x #y"])
+@pytest.mark.parametrize(
+    "value", ["true", "No", "null", "1234", "1:20", "0x1F", ".svc", "a: b", "#x", "x #y"]
+)
 def test_scalar_rendering_quotes_ambiguous_values(value: str) -> None:
     assert scalars.render(value).startswith('"')
 
@@ -137,13 +151,15 @@ def test_profile_flags_override_and_replace(tmp_path: Path) -> None:
     loaded = profile.load(path, overrides=overrides, environ={})
     assert loaded.http_proxy == "http://b:2"
     assert noproxy.join(loaded.no_proxy) == "y.com,z.com"
-    flags_only = profile.load(None, overrides=profile.Overrides(https_proxy="http://c:3"), environ={})
+    flags_only = profile.load(
+        None, overrides=profile.Overrides(https_proxy="http://c:3"), environ={}
+    )
     assert flags_only.http_proxy is None and flags_only.https_proxy == "http://c:3"
 
 
 def test_profile_requires_a_proxy(tmp_path: Path) -> None:
     path = _write(tmp_path, BASE.format(name="a", url="null"))
-    with pytest.raises(ProfileError, match="httpProxy or spec.httpsProxy is required"):
+    with pytest.raises(ProfileError, match=r"httpProxy or spec\.httpsProxy is required"):
         profile.load(path, environ={})
     with pytest.raises(ProfileError, match="no profile"):
         profile.load(None, environ={})
@@ -160,8 +176,19 @@ def test_profile_rejects_wrong_kind_and_bad_conflict_mode(tmp_path: Path) -> Non
 @given(
     st.lists(
         st.sampled_from(
-            ["---\n", "--- # c\n", "a: 1\n", "# comment\n", "b: |\n  ---x\n", "%YAML 1.1\n", "...\n",
-             "\r\n", "kind: Deployment\n", " ---\n", "----\n"]
+            [
+                "---\n",
+                "--- # c\n",
+                "a: 1\n",
+                "# comment\n",
+                "b: |\n  ---x\n",
+                "%YAML 1.1\n",
+                "...\n",
+                "\r\n",
+                "kind: Deployment\n",
+                " ---\n",
+                "----\n",
+            ]
         ),
         max_size=30,
     )

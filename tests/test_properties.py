@@ -1,0 +1,179 @@
+"""Property tests of the SPEC §5 invariants over generated manifest streams."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from proxy_postrender import engine, scalars, stream, targets, workloads, yamlio
+from tests.e2e import PROXY_VARS, containers, env_names
+
+ENV = (
+    ("HTTP_PROXY", "http://proxy.corp.example:3128"),
+    ("HTTPS_PROXY", "http://user:p%40ss@proxy.corp.example:3128"),
+    ("NO_PROXY", ".svc,10.0.0.0/8,localhost"),
+)
+REQUEST = workloads.Request(env=(*ENV, *((n.lower(), v) for n, v in ENV)))
+REMOVE = workloads.Request(env=())
+
+NAMES = st.from_regex(r"[a-z][a-z0-9-]{0,8}", fullmatch=True)
+TEXT = st.text(
+    st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="\ufeff\x85\u2028\u2029"),
+    max_size=20,
+)
+
+
+class Emitter:
+    """Block-style YAML text with the indentation, quoting and comments chosen by hypothesis."""
+
+    def __init__(self, draw: Any, map_indent: int, seq_offset: int) -> None:
+        self.draw, self.map_indent, self.seq_offset = draw, map_indent, seq_offset
+
+    def scalar(self, value: Any) -> str:
+        text = str(value)
+        style = self.draw(st.sampled_from(["render", "double", "single"]))
+        if style == "single" and "'" not in text and text.isprintable():
+            return "'" + text + "'"
+        if style == "double":
+            return scalars.render(text) if scalars.render(text).startswith('"') else f'"{text}"'
+        return scalars.render(text)
+
+    def comment(self) -> str:
+        return "  # " + self.draw(NAMES) if self.draw(st.booleans()) else ""
+
+    def block(self, value: Any, indent: int) -> list[str]:
+        pad = " " * indent
+        lines: list[str] = []
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if isinstance(item, dict) and item:
+                    lines.append(f"{pad}{key}:{self.comment()}")
+                    lines += self.block(item, indent + self.map_indent)
+                elif isinstance(item, list) and item:
+                    lines.append(f"{pad}{key}:")
+                    lines += self.block(item, indent + self.seq_offset)
+                elif isinstance(item, str) and "\n" in item:
+                    lines.append(f"{pad}{key}: |")
+                    lines += [" " * (indent + self.map_indent) + part for part in item.splitlines()]
+                else:
+                    lines.append(f"{pad}{key}: {self.scalar(item)}{self.comment()}")
+            return lines
+        for element in value:
+            if isinstance(element, str) and "\n" in element:
+                lines.append(f"{pad}- |")
+                lines += [" " * (indent + 2) + part for part in element.splitlines()]
+                continue
+            if not isinstance(element, dict | list):
+                lines.append(f"{pad}- {self.scalar(element)}")
+                continue
+            inner = self.block(element, indent + 2)
+            lines.append(pad + "- " + inner[0][indent + 2 :])
+            lines += inner[1:]
+        return lines
+
+
+@st.composite
+def workload(draw: Any) -> dict[str, Any]:
+    (group, kind), paths = draw(st.sampled_from(sorted(targets.POD_SPECS.items())))
+    names = draw(st.lists(NAMES, min_size=1, max_size=3, unique=True))
+    pod_containers = []
+    for name in names:
+        container: dict[str, Any] = {"name": name, "image": "registry.example/" + name + ":1.0"}
+        env = draw(
+            st.lists(
+                st.tuples(st.sampled_from(["FOO", "BAR", "HTTP_PROXY", "no_proxy"]), TEXT),
+                max_size=3,
+                unique_by=lambda t: t[0],
+            )
+        )
+        if env:
+            container["env"] = [{"name": n, "value": v} for n, v in env]
+        if draw(st.booleans()):
+            container["args"] = ["--flag", "line one\nline two\n---\n"]
+        pod_containers.append(container)
+    pod_spec: dict[str, Any] = {"containers": pod_containers}
+    if draw(st.booleans()):
+        pod_spec = {
+            "initContainers": [{"name": "init-" + names[0], "image": "busybox"}],
+            **pod_spec,
+        }
+    obj: dict[str, Any] = {
+        "apiVersion": f"{group}/v1" if group else "v1",
+        "kind": kind,
+        "metadata": {"name": draw(NAMES)},
+    }
+    if draw(st.booleans()):
+        obj["metadata"]["annotations"] = {"a.example/x": draw(TEXT) or "v"}
+    node = obj
+    for step in paths[0][:-1]:
+        node = node.setdefault(step, {})
+    node[paths[0][-1]] = pod_spec
+    return obj
+
+
+@st.composite
+def other(draw: Any) -> dict[str, Any]:
+    data = draw(st.dictionaries(NAMES, TEXT | st.just("a\n---\nkind: Deployment\n"), max_size=4))
+    return {
+        "apiVersion": "v1",
+        "kind": draw(st.sampled_from(["ConfigMap", "Secret", "Service"])),
+        "metadata": {"name": draw(NAMES)},
+        "data": data,
+    }
+
+
+@st.composite
+def streams(draw: Any) -> str:
+    emitter = Emitter(draw, draw(st.sampled_from([2, 4])), draw(st.sampled_from([0, 2, 4])))
+    parts = []
+    for index, obj in enumerate(draw(st.lists(workload() | other(), min_size=1, max_size=6))):
+        separator = draw(
+            st.sampled_from(["---\n", "---\n# Source: c/templates/x.yaml\n", "--- # c\n"])
+        )
+        if index or draw(st.booleans()):
+            parts.append(separator)
+        if draw(st.booleans()):
+            parts.append("---\n# Source: c/templates/empty.yaml\n")
+        parts.append("\n".join(emitter.block(obj, 0)) + "\n")
+    text = "".join(parts)
+    return text.replace("\n", "\r\n") if draw(st.booleans()) else text
+
+
+def _is_target(segment: stream.Segment) -> bool:
+    return segment.sniff_kind() in targets.CANDIDATE_KINDS
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(streams())
+def test_invariants(text: str) -> None:
+    out = engine.process(text, REQUEST).text
+    # the output parses, with every document in its place
+    before, after = yamlio.load_data(text), yamlio.load_data(out)
+    assert len(before) == len(after)
+    # documents that are not targets are byte-identical
+    in_segments, out_segments = stream.split(text), stream.split(out)
+    assert len(in_segments) == len(out_segments)
+    for seg_in, seg_out in zip(in_segments, out_segments, strict=True):
+        if not _is_target(seg_in):
+            assert seg_out.text == seg_in.text
+    # every container has every variable; the manifest's own values are kept
+    for doc_in, doc_out in zip(before, after, strict=True):
+        for (where, c_in), (_, c_out) in zip(containers(doc_in), containers(doc_out), strict=True):
+            assert set(PROXY_VARS) <= set(env_names(c_out)), where
+            for item in c_in.get("env") or []:
+                assert item in c_out["env"]
+    # a second pass changes nothing; removal gives back the input byte for byte
+    assert engine.process(out, REQUEST).text == out
+    assert engine.process(out, REMOVE).text == text
+
+
+@settings(max_examples=50, deadline=None)
+@given(streams(), st.sampled_from(["http://other:8080", "http://u:%25x@h:1"]))
+def test_changed_profile_replaces_only_what_was_injected(text: str, new_proxy: str) -> None:
+    out = engine.process(text, REQUEST).text
+    changed = workloads.Request(env=(("HTTP_PROXY", new_proxy), ("http_proxy", new_proxy)))
+    again = engine.process(out, changed).text
+    # byte for byte the same as injecting the new profile into the original
+    assert again == engine.process(text, changed).text
