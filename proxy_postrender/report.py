@@ -19,6 +19,21 @@ def _per_container(label: str, entries: dict[str, list[str]]) -> list[str]:
     return [f"    {label} {container}: {', '.join(names)}" for container, names in entries.items()]
 
 
+def _mixed_pairs(plan_kept: dict[str, list[str]], plan_injected: dict[str, list[str]]) -> list[str]:
+    """Warn where a container keeps one case of a variable and gets the other from the profile."""
+    lines = []
+    for container, kept in plan_kept.items():
+        injected = set(plan_injected.get(container, []))
+        for var in kept:
+            twin = var.lower() if var.isupper() else var.upper()
+            if twin in injected:
+                lines.append(
+                    f"    warning {container}: {var} comes from the manifest but {twin} from the "
+                    "profile; clients reading the other case may use a different proxy"
+                )
+    return lines
+
+
 def render(result: Result, *, removing: bool = False) -> str:
     changed = result.changed
     unchanged = [o for o in result.objects if o.method == "unchanged"]
@@ -40,4 +55,5 @@ def render(result: Result, *, removing: bool = False) -> str:
         lines += _per_container("removed", plan.removed)
         lines += _per_container("overridden", plan.overridden)
         lines += _per_container("kept (set by the manifest)", plan.kept)
+        lines += _mixed_pairs(plan.kept, plan.injected)
     return "\n".join(lines) + "\n"

@@ -166,6 +166,17 @@ def _is_empty(node: Node) -> bool:
     return isinstance(node, ScalarNode) and str(node.tag).endswith(":null")
 
 
+def _clear(text: str, node: Node) -> Edit:
+    """Delete every entry of a block mapping that starts on its own line: ``key:`` stays, null."""
+    if not isinstance(node, MappingNode) or not is_block(node) or not node.value:
+        raise Unsupported("only block mappings are cleared")
+    first = node.value[0][0].start_mark.index
+    start = line_start(text, first)
+    if text[start:first].strip():
+        raise Unsupported("mapping does not start on its own line")
+    return Edit(start, next_line_start(text, content_end(node)), "")
+
+
 def _set_collection(text: str, root: Node, op: SetValue, style: Style) -> Edit:
     """Turn ``key: {}``, ``key: []``, ``key: null`` or ``key:`` into a block collection."""
     if not op.path or not isinstance(op.path[-1], str):
@@ -180,8 +191,8 @@ def _set_collection(text: str, root: Node, op: SetValue, style: Style) -> Edit:
     if colon < 0 or text[key_node.end_mark.index : colon].strip():
         raise Unsupported("no ':' after the key")
     end = value_node.end_mark.index
-    if end < colon + 1 or "\n" in text[colon + 1 : end]:
-        end = colon + 1  # an empty value: its mark may sit on the next line
+    if isinstance(value_node, ScalarNode) and not value_node.value:
+        end = colon + 1  # an empty value ("key:"): insert only; its mark may sit on the next line
     key_col = column(text, key_node.start_mark.index)
     nested = style.map_indent if isinstance(op.value, dict) else style.seq_offset
     lines = _block(op.value, key_col + nested, style)
@@ -192,6 +203,8 @@ def _set_collection(text: str, root: Node, op: SetValue, style: Style) -> Edit:
 def _to_edit(text: str, root: Node, op: Op, style: Style, newline: str) -> Edit:
     if isinstance(op, SetValue):
         node = resolve(root, op.path)
+        if op.value is None:
+            return _clear(text, node)
         if not isinstance(op.value, str):
             return _set_collection(text, root, op, style)
         if not isinstance(node, ScalarNode):

@@ -39,20 +39,32 @@ class ObjectPlan:
     skipped: str | None = None
 
 
-def parse_record(value: Any) -> dict[str, set[str]]:
+# Record flag: metadata.annotations was present but null before the tool added
+# its annotation, so removal leaves it null instead of deleting the key.
+NULL_ANNOTATIONS = "~annotations"
+
+
+def parse_record(value: Any) -> tuple[dict[str, set[str]], set[str]]:
+    """Containers with the variables the tool owns, and the record's flags."""
     if not isinstance(value, str):
         raise InputError(f"annotation {ANNOTATION} must be a string")
     record: dict[str, set[str]] = {}
+    flags: set[str] = set()
     for part in filter(None, value.split(";")):
+        if part == NULL_ANNOTATIONS:
+            flags.add(part)
+            continue
         container, sep, names = part.partition("=")
         if not sep or not container:
             raise InputError(f"annotation {ANNOTATION} is malformed near {part!r}")
         record[container] = {n for n in names.split(",") if n}
-    return record
+    return record, flags
 
 
-def format_record(record: Mapping[str, Sequence[str]]) -> str:
-    return ";".join(f"{c}={','.join(names)}" for c, names in record.items() if names)
+def format_record(record: Mapping[str, Sequence[str]], flags: set[str]) -> str:
+    """The annotation value; empty when the tool owns nothing (flags alone are dropped)."""
+    entries = [f"{c}={','.join(names)}" for c, names in record.items() if names]
+    return ";".join(entries + sorted(flags)) if entries else ""
 
 
 def _mapping(value: Any, where: str) -> Mapping[str, Any] | None:
@@ -112,9 +124,13 @@ def plan(obj: Mapping[str, Any], base: Path, request: Request) -> ObjectPlan | N
     annotations = _mapping(
         metadata.get("annotations") if metadata else None, "metadata.annotations"
     )
-    previous = (
-        parse_record(annotations[ANNOTATION]) if annotations and ANNOTATION in annotations else {}
+    previous, flags = (
+        parse_record(annotations[ANNOTATION])
+        if annotations and ANNOTATION in annotations
+        else ({}, set())
     )
+    if metadata and "annotations" in metadata and metadata["annotations"] is None:
+        flags = {*flags, NULL_ANNOTATIONS}
     record: dict[str, list[str]] = {}
     for spec_path in paths:
         pod_spec = _pod_spec(obj, spec_path)
@@ -139,7 +155,8 @@ def plan(obj: Mapping[str, Any], base: Path, request: Request) -> ObjectPlan | N
     if not result.containers:
         result.skipped = "no containers in its pod template"
     meta_path = (*base, "metadata")
-    result.ops.extend(_record_ops(obj, metadata, annotations, meta_path, format_record(record)))
+    wanted = format_record(record, flags)
+    result.ops.extend(_record_ops(obj, metadata, annotations, meta_path, wanted, flags))
     return result
 
 
@@ -220,6 +237,7 @@ def _record_ops(
     annotations: Mapping[str, Any] | None,
     meta_path: Path,
     wanted: str,
+    flags: set[str],
 ) -> list[Op]:
     """Keep the ownership annotation in step with what the object now carries."""
     current = annotations.get(ANNOTATION) if annotations else None
@@ -228,6 +246,8 @@ def _record_ops(
     annotations_path = (*meta_path, "annotations")
     if not wanted:
         if annotations is not None and len(annotations) == 1:
+            if NULL_ANNOTATIONS in flags:
+                return [SetValue(annotations_path, None)]
             return [DeleteKey(annotations_path)]
         return [DeleteKey((*annotations_path, ANNOTATION))]
     if current is not None:

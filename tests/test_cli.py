@@ -80,6 +80,9 @@ def test_report_on_stderr_and_in_a_file(tmp_path: Path) -> None:
     report = proc.stderr.decode()
     assert "5 documents, 1 workloads (1 changed" in report
     assert "kept (set by the manifest) app: HTTP_PROXY" in report
+    assert (
+        "warning app: HTTP_PROXY comes from the manifest but http_proxy from the profile" in report
+    )
     out = tmp_path / "report.txt"
     proc = run_cli([str(SHARED_PROFILE), f"--report={out}"], DEPLOYMENT)
     assert proc.stderr == b"" and out.read_text() == report
