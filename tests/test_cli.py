@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.helpers import GOLDEN, SHARED_PROFILE, run_cli
@@ -153,3 +156,22 @@ def test_documents_that_are_not_objects_pass_through() -> None:
 def test_version() -> None:
     proc = run_cli(["--version"])
     assert proc.returncode == 0 and b"0.1.0" in proc.stdout
+
+
+def test_helm4_plugin_errors_also_reach_the_terminal(tmp_path: Path) -> None:
+    """Helm 4 swallows stderr: under HELM_PLUGIN_NAME the reason also goes to /dev/tty."""
+    script = shutil.which("script")  # util-linux: gives the command a terminal
+    assert script, "the util-linux 'script' command is required for this test"
+    bad = tmp_path / "bad.yaml"
+    bad.write_bytes(BAD_DOC)
+    command = f"{sys.executable} -m proxy_postrender {SHARED_PROFILE} < {bad} 2>/dev/null"
+    env = {**os.environ, "HELM_PLUGIN_NAME": "proxy", "XDG_STATE_HOME": str(tmp_path)}
+    proc = subprocess.run(
+        [script, "-qec", command, "/dev/null"],
+        capture_output=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 1
+    assert b"spec.template.spec.containers is not a list" in proc.stdout

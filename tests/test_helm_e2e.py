@@ -241,6 +241,50 @@ def test_helm4_failure_reason_reaches_the_log(helm4_home: dict[str, str]) -> Non
     assert "contains whitespace" in log.read_text()
 
 
+def test_helm4_failing_chart_render_fails(helm4_home: dict[str, str]) -> None:
+    helm = helm4_home["HELM_BIN"]
+    proc = run(
+        [
+            helm,
+            "template",
+            "rel",
+            str(CHART),
+            "--set",
+            "failRender=true",
+            "--post-renderer",
+            "proxy",
+            "--post-renderer-args",
+            str(SHARED_PROFILE),
+        ],
+        env=helm4_home,
+    )
+    assert proc.returncode != 0 and b"failRender is set" in proc.stderr
+    assert proc.stdout == b""
+
+
+def test_helm4_relative_profile_path_resolves_in_the_working_directory(
+    helm4_home: dict[str, str], tmp_path: Path
+) -> None:
+    shutil.copy(SHARED_PROFILE, tmp_path / "corp.yaml")
+    helm = helm4_home["HELM_BIN"]
+    proc = run(
+        [
+            helm,
+            "template",
+            "rel",
+            str(CHART),
+            "--post-renderer",
+            "proxy",
+            "--post-renderer-args",
+            "corp.yaml",
+        ],
+        env=helm4_home,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert_all_injected(proc.stdout.decode())
+
+
 def test_helm4_and_helm3_agree_on_workload_env(helm3: str, helm4_home: dict[str, str]) -> None:
     from tests.e2e import containers
 
