@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from subprocess import CompletedProcess
 
 import pytest
 
@@ -12,6 +13,7 @@ from proxy_postrender import yamlio
 from tests.e2e import (
     assert_all_injected,
     console_script,
+    containers,
     documents,
     env_names,
     is_hook,
@@ -62,21 +64,24 @@ def helm4_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, s
     yield env
 
 
+def helm3_render(helm3: str, *extra: str) -> CompletedProcess[bytes]:
+    """``helm template`` of the demo chart through the console script (Helm 3)."""
+    return run([helm3, "template", "rel", str(CHART), "--post-renderer", console_script(), *extra])
+
+
+def helm4(home: dict[str, str], *args: str, cwd: Path | None = None) -> CompletedProcess[bytes]:
+    """Helm 4 in its isolated home, with the plugin installed."""
+    return run([home["HELM_BIN"], *args], env=home, cwd=cwd)
+
+
+PROFILE_ARGS = ("--post-renderer-args", str(SHARED_PROFILE))
+PLUGIN = ("--post-renderer", "proxy")
+
+
 def test_helm3_post_renderer_injects_every_workload(helm3: str) -> None:
     plain = run([helm3, "template", "rel", str(CHART)])
     assert plain.returncode == 0, plain.stderr
-    proc = run(
-        [
-            helm3,
-            "template",
-            "rel",
-            str(CHART),
-            "--post-renderer",
-            console_script(),
-            "--post-renderer-args",
-            str(SHARED_PROFILE),
-        ]
-    )
+    proc = helm3_render(helm3, *PROFILE_ARGS)
     assert proc.returncode == 0, proc.stderr.decode()
     out = proc.stdout.decode()
     assert assert_all_injected(out, hooks=False) >= 6
@@ -100,18 +105,8 @@ def test_helm3_post_renderer_injects_every_workload(helm3: str) -> None:
 
 
 def test_helm3_show_only_still_works(helm3: str) -> None:
-    proc = run(
-        [
-            helm3,
-            "template",
-            "rel",
-            str(CHART),
-            "--show-only",
-            "templates/deployment.yaml",
-            "--post-renderer",
-            console_script(),
-            f"--post-renderer-args={SHARED_PROFILE}",
-        ]
+    proc = helm3_render(
+        helm3, "--show-only", "templates/deployment.yaml", f"--post-renderer-args={SHARED_PROFILE}"
     )
     assert proc.returncode == 0, proc.stderr.decode()
     out = proc.stdout.decode()
@@ -120,77 +115,27 @@ def test_helm3_show_only_still_works(helm3: str) -> None:
 
 
 def test_helm3_output_dir_sends_empty_stdin(helm3: str, tmp_path: Path) -> None:
-    proc = run(
-        [
-            helm3,
-            "template",
-            "rel",
-            str(CHART),
-            "--output-dir",
-            str(tmp_path),
-            "--post-renderer",
-            console_script(),
-            "--post-renderer-args",
-            str(SHARED_PROFILE),
-        ]
-    )
+    proc = helm3_render(helm3, "--output-dir", str(tmp_path), *PROFILE_ARGS)
     assert proc.returncode == 0, proc.stderr.decode()
 
 
 def test_helm3_shows_the_reason_of_a_failing_post_render(helm3: str, tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text(SHARED_PROFILE.read_text().replace("httpProxy:", "httpProxyy:"))
-    proc = run(
-        [
-            helm3,
-            "template",
-            "rel",
-            str(CHART),
-            "--post-renderer",
-            console_script(),
-            "--post-renderer-args",
-            str(bad),
-        ]
-    )
+    proc = helm3_render(helm3, "--post-renderer-args", str(bad))
     assert proc.returncode != 0
     assert b"unknown field(s) httpProxyy" in proc.stderr
     assert b"kind: Deployment" not in proc.stdout
 
 
 def test_helm3_failing_chart_render_fails(helm3: str) -> None:
-    proc = run(
-        [
-            helm3,
-            "template",
-            "rel",
-            str(CHART),
-            "--set",
-            "failRender=true",
-            "--post-renderer",
-            console_script(),
-            "--post-renderer-args",
-            str(SHARED_PROFILE),
-        ]
-    )
+    proc = helm3_render(helm3, "--set", "failRender=true", *PROFILE_ARGS)
     assert proc.returncode != 0 and b"failRender is set" in proc.stderr
     assert proc.stdout == b""
 
 
 def test_helm4_plugin_injects_hooks_too(helm4_home: dict[str, str]) -> None:
-    helm = helm4_home["HELM_BIN"]
-    proc = run(
-        [
-            helm,
-            "template",
-            "rel",
-            str(CHART),
-            "--post-renderer",
-            "proxy",
-            "--post-renderer-args",
-            str(SHARED_PROFILE),
-        ],
-        env=helm4_home,
-    )
+    proc = helm4(helm4_home, "template", "rel", str(CHART), *PLUGIN, *PROFILE_ARGS)
     assert proc.returncode == 0, proc.stderr.decode()
     out = proc.stdout.decode()
     assert assert_all_injected(out) >= 7  # the pre-install hook Job is post-rendered in Helm 4
@@ -200,40 +145,29 @@ def test_helm4_plugin_injects_hooks_too(helm4_home: dict[str, str]) -> None:
 
 
 def test_helm4_install_dry_run(helm4_home: dict[str, str]) -> None:
-    helm = helm4_home["HELM_BIN"]
-    proc = run(
-        [
-            helm,
-            "install",
-            "rel",
-            str(CHART),
-            "--dry-run=client",
-            "--post-renderer",
-            "proxy",
-            f"--post-renderer-args={SHARED_PROFILE}",
-        ],
-        env=helm4_home,
+    proc = helm4(
+        helm4_home,
+        "install",
+        "rel",
+        str(CHART),
+        "--dry-run=client",
+        *PLUGIN,
+        f"--post-renderer-args={SHARED_PROFILE}",
     )
     assert proc.returncode == 0, proc.stderr.decode()
     assert_all_injected(proc.stdout.decode().split("MANIFEST:", 1)[-1].split("NOTES:", 1)[0])
 
 
 def test_helm4_failure_reason_reaches_the_log(helm4_home: dict[str, str]) -> None:
-    helm = helm4_home["HELM_BIN"]
-    proc = run(
-        [
-            helm,
-            "template",
-            "rel",
-            str(CHART),
-            "--post-renderer",
-            "proxy",
-            "--post-renderer-args",
-            str(SHARED_PROFILE),
-            "--post-renderer-args",
-            "--no-proxy=not a host",
-        ],
-        env=helm4_home,
+    proc = helm4(
+        helm4_home,
+        "template",
+        "rel",
+        str(CHART),
+        *PLUGIN,
+        *PROFILE_ARGS,
+        "--post-renderer-args",
+        "--no-proxy=not a host",
     )
     assert proc.returncode != 0
     assert b'plugin "proxy" exited with error' in proc.stderr
@@ -242,21 +176,15 @@ def test_helm4_failure_reason_reaches_the_log(helm4_home: dict[str, str]) -> Non
 
 
 def test_helm4_failing_chart_render_fails(helm4_home: dict[str, str]) -> None:
-    helm = helm4_home["HELM_BIN"]
-    proc = run(
-        [
-            helm,
-            "template",
-            "rel",
-            str(CHART),
-            "--set",
-            "failRender=true",
-            "--post-renderer",
-            "proxy",
-            "--post-renderer-args",
-            str(SHARED_PROFILE),
-        ],
-        env=helm4_home,
+    proc = helm4(
+        helm4_home,
+        "template",
+        "rel",
+        str(CHART),
+        "--set",
+        "failRender=true",
+        *PLUGIN,
+        *PROFILE_ARGS,
     )
     assert proc.returncode != 0 and b"failRender is set" in proc.stderr
     assert proc.stdout == b""
@@ -266,19 +194,14 @@ def test_helm4_relative_profile_path_resolves_in_the_working_directory(
     helm4_home: dict[str, str], tmp_path: Path
 ) -> None:
     shutil.copy(SHARED_PROFILE, tmp_path / "corp.yaml")
-    helm = helm4_home["HELM_BIN"]
-    proc = run(
-        [
-            helm,
-            "template",
-            "rel",
-            str(CHART),
-            "--post-renderer",
-            "proxy",
-            "--post-renderer-args",
-            "corp.yaml",
-        ],
-        env=helm4_home,
+    proc = helm4(
+        helm4_home,
+        "template",
+        "rel",
+        str(CHART),
+        *PLUGIN,
+        "--post-renderer-args",
+        "corp.yaml",
         cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr.decode()
@@ -286,27 +209,19 @@ def test_helm4_relative_profile_path_resolves_in_the_working_directory(
 
 
 def test_helm4_and_helm3_agree_on_workload_env(helm3: str, helm4_home: dict[str, str]) -> None:
-    from tests.e2e import containers
-
-    outputs = []
-    for helm, env in ((helm3, None), (helm4_home["HELM_BIN"], helm4_home)):
-        args = [
-            helm,
-            "template",
-            "rel",
-            str(CHART),
-            "--post-renderer",
-            console_script() if env is None else "proxy",
-            "--post-renderer-args",
-            str(SHARED_PROFILE),
-        ]
-        proc = run(args, env=env)
+    renders = [
+        helm3_render(helm3, *PROFILE_ARGS),
+        helm4(helm4_home, "template", "rel", str(CHART), *PLUGIN, *PROFILE_ARGS),
+    ]
+    envs = []
+    for proc in renders:
         assert proc.returncode == 0, proc.stderr.decode()
-        envs = {
-            where: env_names(c)
-            for doc in yamlio.load_data(proc.stdout.decode())
-            for where, c in containers(doc)
-            if not is_hook(doc)
-        }
-        outputs.append(envs)
-    assert outputs[0] == outputs[1]
+        envs.append(
+            {
+                where: env_names(container)
+                for doc in yamlio.load_data(proc.stdout.decode())
+                if not is_hook(doc)
+                for where, container in containers(doc)
+            }
+        )
+    assert envs[0] == envs[1]
