@@ -61,9 +61,13 @@ def column(text: str, pos: int) -> int:
 
 def content_end(node: Node) -> int:
     """Offset just after the last character that belongs to ``node``'s content."""
-    if isinstance(node, MappingNode | SequenceNode) and node.value and is_block(node):
+    seen: set[int] = set()
+    while isinstance(node, MappingNode | SequenceNode) and node.value and is_block(node):
+        if id(node) in seen:
+            raise Unsupported("recursive alias")
+        seen.add(id(node))
         last = node.value[-1]
-        return content_end(last[1] if isinstance(node, MappingNode) else last)
+        node = last[1] if isinstance(node, MappingNode) else last
     return int(node.end_mark.index)
 
 
@@ -93,8 +97,12 @@ def detect_style(text: str, root: Node) -> Style:
     map_indent: int | None = None
     seq_offset: int | None = None
     stack: list[Node] = [root]
+    seen: set[int] = set()
     while stack and (map_indent is None or seq_offset is None):
         node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
         if not isinstance(node, MappingNode) or not is_block(node):
             if isinstance(node, SequenceNode):
                 stack.extend(reversed(node.value))

@@ -49,6 +49,41 @@ def _error(exc: YAMLError) -> ParseError:
     return ParseError(str(exc).splitlines()[0] if str(exc) else "invalid YAML", None)
 
 
+def _check_expansion(root: Node) -> None:
+    """Refuse alias bombs: a document whose aliases expand it far beyond its own size."""
+    sizes: dict[int, int] = {}
+    seen: set[int] = set()  # entered (finished ones are also in sizes)
+    unique = 0
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if not children_done and id(node) in seen:
+            continue
+        seen.add(id(node))
+        children: list[Node] = []
+        if isinstance(node, MappingNode):
+            children = [n for pair in node.value for n in pair]
+        elif isinstance(node, SequenceNode):
+            children = list(node.value)
+        if children_done:
+            if any(id(c) not in sizes for c in children):  # entered, not finished: an ancestor
+                raise ParseError(
+                    "a recursive alias (Kubernetes objects cannot be recursive)",
+                    node.start_mark.index,
+                )
+            sizes[id(node)] = 1 + sum(sizes[id(c)] for c in children)
+            unique += 1
+            continue
+        stack.append((node, True))
+        stack.extend((c, False) for c in children if id(c) not in seen)
+    expanded = sizes[id(root)]
+    if expanded > 10 * unique + 10_000:
+        raise ParseError(
+            f"aliases expand the document from {unique} to {expanded} nodes (an alias bomb?)",
+            root.start_mark.index,
+        )
+
+
 def compose(text: str) -> list[tuple[Node, Any]]:
     """Every document of ``text`` as (node with marks, constructed data)."""
     loader = _Loader(text)
@@ -56,6 +91,7 @@ def compose(text: str) -> list[tuple[Node, Any]]:
     try:
         while loader.check_node():
             node = loader.get_node()
+            _check_expansion(node)
             docs.append((node, loader.construct_document(node)))
     except YAMLError as exc:
         raise _error(exc) from None

@@ -175,3 +175,20 @@ def test_helm4_plugin_errors_also_reach_the_terminal(tmp_path: Path) -> None:
     )
     assert proc.returncode == 1
     assert b"spec.template.spec.containers is not a list" in proc.stdout
+
+
+def test_alias_bomb_is_refused_quickly(tmp_path: Path) -> None:
+    lines = ["apiVersion: v1", "kind: Pod", "metadata:", "  name: bomb", "x0: &a0 [lol, lol, lol]"]
+    lines += [f"x{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 10)]
+    lines += ["spec:", "  containers:", "  - name: c", "    args: *a9"]
+    proc = run_cli([str(SHARED_PROFILE)], ("\n".join(lines) + "\n").encode())
+    assert proc.returncode == 1 and proc.stdout == b""
+    assert b"alias bomb" in proc.stderr
+
+
+def test_recursive_alias_is_refused() -> None:
+    data = b"apiVersion: v1\nkind: Pod\nmetadata:\n  name: r\nx: &a [*a]\n"
+    data += b"spec:\n  containers:\n  - name: c\n"
+    proc = run_cli([str(SHARED_PROFILE)], data)
+    assert proc.returncode == 1 and proc.stdout == b""
+    assert b"recursive alias" in proc.stderr
