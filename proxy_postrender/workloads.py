@@ -8,13 +8,14 @@ a changed profile replaces exactly those entries, and ``remove`` strips them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from proxy_postrender import targets
 from proxy_postrender.errors import InputError
 from proxy_postrender.ops import AddKey, AppendItems, DeleteItem, DeleteKey, Op, Path, SetValue
+from proxy_postrender.record import Record
 
 ANNOTATION = "proxy-postrender.io/injected"
 
@@ -39,40 +40,15 @@ class ObjectPlan:
     skipped: str | None = None
 
 
-# Record flag: metadata.annotations was present but null before the tool added
-# its annotation, so removal leaves it null instead of deleting the key.
-NULL_ANNOTATIONS = "~annotations"
-
-
-def parse_record(value: Any) -> tuple[dict[str, set[str]], set[str]]:
-    """Containers with the variables the tool owns, and the record's flags."""
-    if not isinstance(value, str):
-        raise InputError(f"annotation {ANNOTATION} must be a string")
-    record: dict[str, set[str]] = {}
-    flags: set[str] = set()
-    for part in filter(None, value.split(";")):
-        if part == NULL_ANNOTATIONS:
-            flags.add(part)
-            continue
-        container, sep, names = part.partition("=")
+def parse_entries(entries: list[str]) -> dict[str, set[str]]:
+    """``container=VAR,VAR`` entries: the variables the tool owns per container."""
+    owned: dict[str, set[str]] = {}
+    for entry in entries:
+        container, sep, names = entry.partition("=")
         if not sep or not container:
-            raise InputError(f"annotation {ANNOTATION} is malformed near {part!r}")
-        record[container] = {n for n in names.split(",") if n}
-    return record, flags
-
-
-def format_record(record: Mapping[str, Sequence[str]], flags: set[str]) -> str:
-    """The annotation value; empty when the tool owns nothing (flags alone are dropped)."""
-    entries = [f"{c}={','.join(names)}" for c, names in record.items() if names]
-    return ";".join(entries + sorted(flags)) if entries else ""
-
-
-def _mapping(value: Any, where: str) -> Mapping[str, Any] | None:
-    if value is None:
-        return None
-    if not isinstance(value, Mapping):
-        raise InputError(f"{where} is not a mapping")
-    return value
+            raise InputError(f"annotation {ANNOTATION} is malformed near {entry!r}")
+        owned[container] = {n for n in names.split(",") if n}
+    return owned
 
 
 def _containers(
@@ -120,17 +96,8 @@ def plan(obj: Mapping[str, Any], base: Path, request: Request) -> ObjectPlan | N
     if not paths:
         return None
     result = ObjectPlan()
-    metadata = _mapping(obj.get("metadata"), "metadata")
-    annotations = _mapping(
-        metadata.get("annotations") if metadata else None, "metadata.annotations"
-    )
-    previous, flags = (
-        parse_record(annotations[ANNOTATION])
-        if annotations and ANNOTATION in annotations
-        else ({}, set())
-    )
-    if metadata and "annotations" in metadata and metadata["annotations"] is None:
-        flags = {*flags, NULL_ANNOTATIONS}
+    recorded = Record.read(obj, ANNOTATION)
+    previous = parse_entries(recorded.entries)
     record: dict[str, list[str]] = {}
     for spec_path in paths:
         pod_spec = _pod_spec(obj, spec_path)
@@ -154,9 +121,8 @@ def plan(obj: Mapping[str, Any], base: Path, request: Request) -> ObjectPlan | N
             result.containers += 1
     if not result.containers:
         result.skipped = "no containers in its pod template"
-    meta_path = (*base, "metadata")
-    wanted = format_record(record, flags)
-    result.ops.extend(_record_ops(obj, metadata, annotations, meta_path, wanted, flags))
+    entries = [f"{name}={','.join(names)}" for name, names in record.items()]
+    result.ops.extend(recorded.ops(obj, base, entries))
     return result
 
 
@@ -229,35 +195,3 @@ def _plan_container(
                 ops.append(AddKey(path, "env", appended))
     result.ops.extend(ops)
     return [var for var, _ in request.env if var in ours]
-
-
-def _record_ops(
-    obj: Mapping[str, Any],
-    metadata: Mapping[str, Any] | None,
-    annotations: Mapping[str, Any] | None,
-    meta_path: Path,
-    wanted: str,
-    flags: set[str],
-) -> list[Op]:
-    """Keep the ownership annotation in step with what the object now carries."""
-    current = annotations.get(ANNOTATION) if annotations else None
-    if current == (wanted or None):
-        return []
-    annotations_path = (*meta_path, "annotations")
-    if not wanted:
-        if annotations is not None and len(annotations) == 1:
-            if NULL_ANNOTATIONS in flags:
-                return [SetValue(annotations_path, None)]
-            return [DeleteKey(annotations_path)]
-        return [DeleteKey((*annotations_path, ANNOTATION))]
-    if current is not None:
-        return [SetValue((*annotations_path, ANNOTATION), wanted)]
-    if annotations:
-        return [AddKey(annotations_path, ANNOTATION, wanted)]
-    if metadata is not None and "annotations" in metadata:  # "annotations: null" or "{}"
-        return [SetValue(annotations_path, {ANNOTATION: wanted})]
-    if metadata:
-        return [AddKey(meta_path, "annotations", {ANNOTATION: wanted})]
-    if "metadata" in obj:  # "metadata: {}" or "metadata: null"
-        return [SetValue(meta_path, {"annotations": {ANNOTATION: wanted}})]
-    return [AddKey(meta_path[:-1], "metadata", {"annotations": {ANNOTATION: wanted}})]
