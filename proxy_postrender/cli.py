@@ -168,21 +168,25 @@ def run(
     report: str | None,
     reporter: Reporter,
 ) -> None:
-    from proxy_postrender import engine, profile, stream, workloads
+    from proxy_postrender import engine, profile, stream
     from proxy_postrender import report as report_mod
+    from proxy_postrender.request import Request
 
     if profile_arg and profile_opt:
         raise UsageError("give the profile once: either --profile FILE or a path argument")
     path = profile_opt or profile_arg or os.environ.get(PROFILE_ENV) or None
     overrides = profile.Overrides(http_proxy, https_proxy, no_proxy, on_conflict)
     if remove and path is None and not overrides.any_proxy():
-        request = workloads.Request(env=())
+        request = Request(env=())
     else:
         loaded = profile.load(path, profile_name=profile_name, overrides=overrides)
         reporter.redactor.add_url(loaded.http_proxy or "")
         reporter.redactor.add_url(loaded.https_proxy or "")
-        request = workloads.Request(
-            env=() if remove else tuple(loaded.env_vars()), on_conflict=loaded.on_conflict
+        request = Request(
+            env=() if remove else tuple(loaded.env_vars()),
+            on_conflict=loaded.on_conflict,
+            nodes=loaded.nodes,
+            credentials=loaded.has_credentials,
         )
     data = sys.stdin.buffer.read()
     text, bom = stream.decode(data)

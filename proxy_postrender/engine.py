@@ -13,9 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from proxy_postrender import splice, stream, targets, workloads, yamlio
+from proxy_postrender import kubeadm, splice, stream, targets, workloads, yamlio
 from proxy_postrender.errors import DocumentContext, InputError
-from proxy_postrender.ops import Op
+from proxy_postrender.ops import Op, Path
+from proxy_postrender.request import Request
 
 HELM4_FILENAME = "postrenderer.helm.sh/postrender-filename"
 
@@ -23,7 +24,7 @@ HELM4_FILENAME = "postrenderer.helm.sh/postrender-filename"
 @dataclass
 class ObjectReport:
     context: DocumentContext
-    plan: workloads.ObjectPlan
+    plan: workloads.ObjectPlan | kubeadm.NodePlan
     method: str  # "unchanged" | "splice" | "roundtrip"
 
 
@@ -55,12 +56,26 @@ def _context(segment: stream.Segment, index: int, obj: Any) -> DocumentContext:
     return DocumentContext(index, segment.line, kind, name, namespace, source)
 
 
+def _plan(
+    obj: Mapping[str, Any], base: Path, request: Request
+) -> workloads.ObjectPlan | kubeadm.NodePlan | None:
+    """The plan of whichever planner owns the object's kind (None: not a target)."""
+    plan = workloads.plan(obj, base, request)
+    if plan is not None:
+        return plan
+    if request.nodes is None and request.env:
+        return None  # node bootstrap is off; removal (no env) still strips earlier injections
+    return kubeadm.plan(
+        obj, base, request.env, request.nodes, request.on_conflict, request.credentials
+    )
+
+
 def _needs_parse(segment: stream.Segment) -> bool:
     kind = segment.sniff_kind()
     return kind is None or kind in targets.CANDIDATE_KINDS
 
 
-def process(text: str, request: workloads.Request) -> Result:
+def process(text: str, request: Request) -> Result:
     """Transform a whole stream (without BOM); raise InputError on any problem."""
     result = Result(text="")
     pieces: list[str] = []
@@ -78,9 +93,7 @@ def process(text: str, request: workloads.Request) -> Result:
     return result
 
 
-def _process_segment(
-    segment: stream.Segment, index: int, request: workloads.Request, result: Result
-) -> str:
+def _process_segment(segment: stream.Segment, index: int, request: Request, result: Result) -> str:
     try:
         docs = yamlio.compose(segment.text)
     except yamlio.ParseError as exc:
@@ -96,7 +109,7 @@ def _process_segment(
         for base, obj in targets.walk_objects(data):
             context = _context(segment, index, obj)
             try:
-                plan = workloads.plan(obj, base, request)
+                plan = _plan(obj, base, request)
             except InputError as exc:
                 raise InputError(exc.message, context) from None
             if plan is None:

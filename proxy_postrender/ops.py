@@ -33,6 +33,12 @@ class AppendItems:
 
 
 @dataclass(frozen=True)
+class InsertItems:
+    path: Path  # to a sequence; the items go in front of its first item
+    items: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
 class AddKey:
     path: Path  # to a mapping
     key: str
@@ -44,7 +50,7 @@ class DeleteKey:
     path: Path  # to a mapping entry; the last element is its key
 
 
-Op = SetValue | DeleteItem | AppendItems | AddKey | DeleteKey
+Op = SetValue | DeleteItem | AppendItems | InsertItems | AddKey | DeleteKey
 
 
 def get(tree: Any, path: Path) -> Any:
@@ -65,13 +71,22 @@ def _copy(value: Any) -> Any:
 def apply(tree: Any, ops: list[Op]) -> None:
     """Apply ``ops`` to ``tree`` in place (dicts/lists or ruamel's round-trip types).
 
-    Paths refer to the tree before any change: replacements and additions first
-    (they move nothing), then deletions from the highest index down.
+    Paths refer to the tree before any change: replacements first, then
+    deletions from the highest index down, then additions.
     """
     for op in ops:
         if isinstance(op, SetValue):
             parent = get(tree, op.path[:-1])
             parent[op.path[-1]] = _copy(op.value)
+    deletions = [op for op in ops if isinstance(op, DeleteItem | DeleteKey)]
+    for op in sorted(deletions, key=_deletion_order, reverse=True):
+        parent = get(tree, op.path[:-1])
+        del parent[op.path[-1]]
+    for op in ops:
+        if isinstance(op, InsertItems):
+            seq = get(tree, op.path)
+            assert isinstance(seq, MutableSequence)
+            seq[0:0] = [_copy(item) for item in op.items]
         elif isinstance(op, AppendItems):
             seq = get(tree, op.path)
             assert isinstance(seq, MutableSequence)
@@ -80,12 +95,40 @@ def apply(tree: Any, ops: list[Op]) -> None:
             mapping = get(tree, op.path)
             assert isinstance(mapping, MutableMapping)
             mapping[op.key] = _copy(op.value)
-    deletions = [op for op in ops if isinstance(op, DeleteItem | DeleteKey)]
-    for op in sorted(deletions, key=_deletion_order, reverse=True):
-        parent = get(tree, op.path[:-1])
-        del parent[op.path[-1]]
 
 
 def _deletion_order(op: DeleteItem | DeleteKey) -> tuple[Path, int]:
     last = op.path[-1]
     return op.path[:-1], last if isinstance(last, int) else -1
+
+
+def update_list(
+    parent: Any,
+    parent_path: Path,
+    key: str,
+    deleted: set[int],
+    added: list[Any],
+    *,
+    front: bool = False,
+) -> list[Op]:
+    """Operations that delete ``deleted`` items from ``parent[key]`` and add ``added``.
+
+    Additions go at the end (or in front with ``front``). A missing, null or
+    empty list is created; a list that would be left empty by deletions is
+    removed with its key.
+    """
+    path = (*parent_path, key)
+    items = parent.get(key) if isinstance(parent, dict | MutableMapping) else None
+    if items and deleted == set(range(len(items))) and not added:
+        return [DeleteKey(path)]
+    ops: list[Op] = [DeleteItem((*path, index)) for index in sorted(deleted)]
+    if added:
+        if items:
+            ops.append(
+                InsertItems(path, tuple(added)) if front else AppendItems(path, tuple(added))
+            )
+        elif key in parent:  # "key: null" or "key: []"
+            ops.append(SetValue(path, list(added)))
+        else:
+            ops.append(AddKey(parent_path, key, list(added)))
+    return ops

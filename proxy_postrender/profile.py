@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 
 from proxy_postrender import noproxy
 from proxy_postrender.errors import ProfileError
+from proxy_postrender.kubeadm import NodeSettings
 from proxy_postrender.redact import Redactor, redact_url
 
 API_VERSION = "proxy-postrender.io/v1alpha1"
@@ -35,7 +36,11 @@ ON_CONFLICT = ("keep", "override", "fail")
 
 _TOP_LEVEL_FIELDS = {"apiVersion", "kind", "metadata", "spec"}
 _METADATA_FIELDS = {"name", "namespace", "labels", "annotations"}
-_SPEC_FIELDS = {"httpProxy", "httpsProxy", "noProxy", "onConflict"}
+_SPEC_FIELDS = {"httpProxy", "httpsProxy", "noProxy", "onConflict", "nodes"}
+_NODES_FIELDS = {"enabled", "containerdDropIn", "kubeletDropIn"}
+DEFAULT_CONTAINERD_DROPIN = "/etc/systemd/system/containerd.service.d/http-proxy.conf"
+DEFAULT_KUBELET_DROPIN = "/etc/systemd/system/kubelet.service.d/http-proxy.conf"
+_PATH_RE = re.compile(r"^/[A-Za-z0-9._/@+-]+$")
 _VAR_RE = re.compile(r"\$(\$?)\{([^}]*)\}")
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -47,7 +52,16 @@ class Profile:
     https_proxy: str | None
     no_proxy: tuple[noproxy.NoProxyEntry, ...] = ()
     on_conflict: str = "keep"
+    nodes: NodeSettings | None = field(
+        default_factory=lambda: NodeSettings(DEFAULT_CONTAINERD_DROPIN, DEFAULT_KUBELET_DROPIN)
+    )
     redactor: Redactor = field(default_factory=Redactor, compare=False, repr=False)
+
+    @property
+    def has_credentials(self) -> bool:
+        return any(
+            "@" in urlsplit(url).netloc for url in (self.http_proxy, self.https_proxy) if url
+        )
 
     def env_vars(self) -> list[tuple[str, str]]:
         """The variables every container gets, upper case first, in a fixed order."""
@@ -193,6 +207,32 @@ def from_flags(overrides: Overrides) -> Profile:
     return _build("flags", {k: v for k, v in fields.items() if v is not None}, "flags")
 
 
+def _node_settings(value: Any, where: str) -> NodeSettings | None:
+    if value is None:
+        value = {}
+    if not isinstance(value, Mapping):
+        raise ProfileError(f"{where}: must be a mapping")
+    _check_keys(value, _NODES_FIELDS, where)
+    enabled = value.get("enabled", True)
+    if not isinstance(enabled, bool):
+        raise ProfileError(f"{where}.enabled: must be true or false")
+    if not enabled:
+        return None
+    paths: dict[str, str | None] = {}
+    for key, default in (
+        ("containerdDropIn", DEFAULT_CONTAINERD_DROPIN),
+        ("kubeletDropIn", DEFAULT_KUBELET_DROPIN),
+    ):
+        path = value.get(key, default)
+        if path is None and key == "kubeletDropIn":
+            paths[key] = None  # no kubelet drop-in
+            continue
+        if not isinstance(path, str) or not _PATH_RE.match(path) or ".." in path.split("/"):
+            raise ProfileError(f"{where}.{key}: must be an absolute path of plain characters")
+        paths[key] = path
+    return NodeSettings(str(paths["containerdDropIn"]), paths["kubeletDropIn"])
+
+
 def _build(name: str, fields: Mapping[str, Any], origin: str) -> Profile:
     redactor = Redactor()
     proxies: dict[str, str | None] = {}
@@ -218,6 +258,7 @@ def _build(name: str, fields: Mapping[str, Any], origin: str) -> Profile:
         https_proxy=proxies["httpsProxy"],
         no_proxy=_no_proxy_entries(fields.get("noProxy"), f"{origin}: spec.noProxy"),
         on_conflict=on_conflict,
+        nodes=_node_settings(fields.get("nodes"), f"{origin}: spec.nodes"),
         redactor=redactor,
     )
 

@@ -36,3 +36,33 @@ def render(value: str) -> str:
     if _PLAIN_RE.fullmatch(value) and value.lower() not in _RESERVED and not value.endswith(":"):
         return value
     return '"' + "".join(_escape(ch) for ch in value) + '"'
+
+
+def literal_ok(value: str) -> bool:
+    """Whether ``value`` reads back exactly as a ``|`` block scalar (clip chomping)."""
+    if not value.endswith("\n") or value.endswith("\n\n"):
+        return False
+    lines = value[:-1].split("\n")
+    return (
+        lines[0] != ""
+        and not lines[0][0].isspace()
+        and all(line == line.rstrip() for line in lines)
+        and all(ch == "\t" or ch.isprintable() for line in lines for ch in line)
+    )
+
+
+_BLOCK_PLAIN_RE = re.compile(r"[A-Za-z/][^\t]*")
+
+
+def render_block(value: str) -> str:
+    """Like :func:`render`, but for block context only: plain also with spaces and brackets."""
+    if (
+        _BLOCK_PLAIN_RE.fullmatch(value)
+        and value.isprintable()
+        and ": " not in value
+        and " #" not in value
+        and not value.endswith((":", " "))
+        and value.lower() not in _RESERVED
+    ):
+        return value
+    return render(value)

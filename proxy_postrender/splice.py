@@ -17,7 +17,16 @@ from typing import Any
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from proxy_postrender import scalars
-from proxy_postrender.ops import AddKey, AppendItems, DeleteItem, DeleteKey, Op, Path, SetValue
+from proxy_postrender.ops import (
+    AddKey,
+    AppendItems,
+    DeleteItem,
+    DeleteKey,
+    InsertItems,
+    Op,
+    Path,
+    SetValue,
+)
 
 
 class Unsupported(Exception):
@@ -145,8 +154,12 @@ def _block(value: Any, indent: int, style: Style) -> list[str]:
             elif isinstance(item, list):
                 lines.append(f"{pad}{scalars.render(key)}:")
                 lines.extend(_block(item, indent + style.seq_offset, style))
+            elif isinstance(item, str) and scalars.literal_ok(item):
+                lines.append(f"{pad}{scalars.render(key)}: |")
+                inner = " " * (indent + style.map_indent)
+                lines.extend(inner + line for line in item[:-1].split("\n"))
             else:
-                lines.append(f"{pad}{scalars.render(key)}: {scalars.render(str(item))}")
+                lines.append(f"{pad}{scalars.render(key)}: {scalars.render_block(str(item))}")
         return lines
     for element in value:
         lines.extend(_item(element, indent, 2, style))
@@ -155,7 +168,7 @@ def _block(value: Any, indent: int, style: Style) -> list[str]:
 
 def _item(element: Any, dash_col: int, content_offset: int, style: Style) -> list[str]:
     if not isinstance(element, dict | list):
-        return [" " * dash_col + "- " + scalars.render(str(element))]
+        return [" " * dash_col + "- " + scalars.render_block(str(element))]
     inner = _block(element, dash_col + content_offset, style)
     first = inner[0]
     return [" " * dash_col + "-" + first[dash_col + 1 :], *inner[1:]]
@@ -233,6 +246,15 @@ def _to_edit(text: str, root: Node, op: Op, style: Style, newline: str) -> Edit:
             offset = column(text, first.value[0][0].start_mark.index) - dash_col
         lines = [line for item in op.items for line in _item(item, dash_col, offset, style)]
         return _insert_lines(text, next_line_start(text, content_end(seq)), lines, newline)
+    if isinstance(op, InsertItems):
+        seq = resolve(root, op.path)
+        if not isinstance(seq, SequenceNode) or not is_block(seq) or not seq.value:
+            raise Unsupported("insert target is not a block sequence")
+        first = seq.value[0]
+        dash = dash_position(text, first)
+        dash_col = column(text, dash)
+        lines = [line for item in op.items for line in _item(item, dash_col, 2, style)]
+        return Edit(line_start(text, dash), line_start(text, dash), newline.join(lines) + newline)
     if isinstance(op, AddKey):
         mapping = resolve(root, op.path)
         if not isinstance(mapping, MappingNode) or not is_block(mapping) or not mapping.value:

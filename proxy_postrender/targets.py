@@ -29,6 +29,19 @@ POD_SPECS: Mapping[tuple[str, str], tuple[Path, ...]] = {
     ("batch", "CronJob"): (("spec", "jobTemplate", "spec", "template", "spec"),),
 }
 
+# Where the KubeadmConfigSpec of each Cluster API kubeadm kind lives (all API versions).
+KUBEADM_SPECS: Mapping[tuple[str, str], Path] = {
+    ("controlplane.cluster.x-k8s.io", "KubeadmControlPlane"): ("spec", "kubeadmConfigSpec"),
+    ("controlplane.cluster.x-k8s.io", "KubeadmControlPlaneTemplate"): (
+        "spec",
+        "template",
+        "spec",
+        "kubeadmConfigSpec",
+    ),
+    ("bootstrap.cluster.x-k8s.io", "KubeadmConfigTemplate"): ("spec", "template", "spec"),
+    ("bootstrap.cluster.x-k8s.io", "KubeadmConfig"): ("spec",),
+}
+
 # Lists of containers inside a pod spec that get the variables, in this order.
 CONTAINER_LISTS: tuple[str, ...] = ("initContainers", "containers")
 
@@ -36,7 +49,11 @@ CONTAINER_LISTS: tuple[str, ...] = ("initContainers", "containers")
 LIST_KINDS: frozenset[str] = frozenset({"List"})
 
 # Every kind that may need parsing; used to pass other documents through unread.
-CANDIDATE_KINDS: frozenset[str] = frozenset(kind for _, kind in POD_SPECS) | LIST_KINDS
+CANDIDATE_KINDS: frozenset[str] = (
+    frozenset(kind for _, kind in POD_SPECS)
+    | frozenset(kind for _, kind in KUBEADM_SPECS)
+    | LIST_KINDS
+)
 
 
 def api_group(api_version: Any) -> str:
@@ -46,6 +63,10 @@ def api_group(api_version: Any) -> str:
 
 def pod_spec_paths(obj: Mapping[str, Any]) -> tuple[Path, ...]:
     return POD_SPECS.get((api_group(obj.get("apiVersion")), str(obj.get("kind"))), ())
+
+
+def kubeadm_spec_path(obj: Mapping[str, Any]) -> Path | None:
+    return KUBEADM_SPECS.get((api_group(obj.get("apiVersion")), str(obj.get("kind"))))
 
 
 def is_list(obj: Mapping[str, Any]) -> bool:

@@ -14,16 +14,11 @@ from typing import Any
 
 from proxy_postrender import targets
 from proxy_postrender.errors import InputError
-from proxy_postrender.ops import AddKey, AppendItems, DeleteItem, DeleteKey, Op, Path, SetValue
+from proxy_postrender.ops import Op, Path, SetValue, update_list
 from proxy_postrender.record import Record
+from proxy_postrender.request import Request
 
 ANNOTATION = "proxy-postrender.io/injected"
-
-
-@dataclass(frozen=True)
-class Request:
-    env: tuple[tuple[str, str], ...]  # what each container should carry; empty to remove
-    on_conflict: str = "keep"
 
 
 @dataclass
@@ -38,6 +33,37 @@ class ObjectPlan:
     kept: dict[str, list[str]] = field(default_factory=dict)
     overridden: dict[str, list[str]] = field(default_factory=dict)
     skipped: str | None = None
+
+    def summary(self) -> str:
+        return f"{self.containers} containers"
+
+    def describe(self) -> list[str]:
+        lines = [f"    skipped: {self.skipped}"] if self.skipped else []
+        lines += _per_container("injected", self.injected)
+        lines += _per_container("updated", self.updated)
+        lines += _per_container("removed", self.removed)
+        lines += _per_container("overridden", self.overridden)
+        lines += _per_container("kept (set by the manifest)", self.kept)
+        return lines + _mixed_pairs(self.kept, self.injected)
+
+
+def _per_container(label: str, entries: dict[str, list[str]]) -> list[str]:
+    return [f"    {label} {container}: {', '.join(names)}" for container, names in entries.items()]
+
+
+def _mixed_pairs(plan_kept: dict[str, list[str]], plan_injected: dict[str, list[str]]) -> list[str]:
+    """Warn where a container keeps one case of a variable and gets the other from the profile."""
+    lines = []
+    for container, kept in plan_kept.items():
+        injected = set(plan_injected.get(container, []))
+        for var in kept:
+            twin = var.lower() if var.isupper() else var.upper()
+            if twin in injected:
+                lines.append(
+                    f"    warning {container}: {var} comes from the manifest but {twin} from the "
+                    "profile; clients reading the other case may use a different proxy"
+                )
+    return lines
 
 
 def parse_entries(entries: list[str]) -> dict[str, set[str]]:
@@ -182,16 +208,6 @@ def _plan_container(
         result.injected[name] = [item["name"] for item in missing]
     appended.extend(missing)
 
-    if env and deleted == set(range(len(env))) and not appended:
-        ops = [DeleteKey(env_path)]  # only our entries were there: drop the key as well
-    else:
-        ops.extend(DeleteItem((*env_path, index)) for index in sorted(deleted))
-        if appended:
-            if env:
-                ops.append(AppendItems(env_path, tuple(appended)))
-            elif "env" in container:  # "env: null" or "env: []"
-                ops.append(SetValue(env_path, appended))
-            else:
-                ops.append(AddKey(path, "env", appended))
     result.ops.extend(ops)
+    result.ops.extend(update_list(container, path, "env", deleted, appended))
     return [var for var, _ in request.env if var in ours]

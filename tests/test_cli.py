@@ -81,7 +81,7 @@ def test_report_on_stderr_and_in_a_file(tmp_path: Path) -> None:
     proc = run_cli([str(SHARED_PROFILE), "--report"], DEPLOYMENT)
     assert proc.stdout == EXPECTED
     report = proc.stderr.decode()
-    assert "5 documents, 1 workloads (1 changed" in report
+    assert "5 documents, 1 targets (1 changed" in report
     assert "kept (set by the manifest) app: HTTP_PROXY" in report
     assert (
         "warning app: HTTP_PROXY comes from the manifest but http_proxy from the profile" in report

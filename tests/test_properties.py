@@ -7,7 +7,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from proxy_postrender import engine, scalars, stream, targets, workloads, yamlio
+from proxy_postrender import engine, scalars, stream, targets, yamlio
+from proxy_postrender.request import Request
 from tests.e2e import PROXY_VARS, containers, env_names
 
 ENV = (
@@ -15,8 +16,8 @@ ENV = (
     ("HTTPS_PROXY", "http://user:p%40ss@proxy.corp.example:3128"),
     ("NO_PROXY", ".svc,10.0.0.0/8,localhost"),
 )
-REQUEST = workloads.Request(env=(*ENV, *((n.lower(), v) for n, v in ENV)))
-REMOVE = workloads.Request(env=())
+REQUEST = Request(env=(*ENV, *((n.lower(), v) for n, v in ENV)))
+REMOVE = Request(env=())
 
 NAMES = st.from_regex(r"[a-z][a-z0-9-]{0,8}", fullmatch=True)
 TEXT = st.text(
@@ -173,7 +174,7 @@ def test_invariants(text: str) -> None:
 @given(streams(), st.sampled_from(["http://other:8080", "http://u:%25x@h:1"]))
 def test_changed_profile_replaces_only_what_was_injected(text: str, new_proxy: str) -> None:
     out = engine.process(text, REQUEST).text
-    changed = workloads.Request(env=(("HTTP_PROXY", new_proxy), ("http_proxy", new_proxy)))
+    changed = Request(env=(("HTTP_PROXY", new_proxy), ("http_proxy", new_proxy)))
     again = engine.process(out, changed).text
     # byte for byte the same as injecting the new profile into the original
     assert again == engine.process(text, changed).text

@@ -204,3 +204,26 @@ def test_sniff_kind() -> None:
     assert stream.Segment("  kind: Secret\n", 0, 1).sniff_kind() is None
     assert stream.Segment("{kind: Secret}\n", 0, 1).sniff_kind() is None
     assert stream.Segment("kind: A\nkind: B\n", 0, 1).sniff_kind() is None
+
+
+@given(st.text(max_size=40))
+def test_literal_block_scalars_read_back_exactly(value: str) -> None:
+    from proxy_postrender.splice import Style, _block
+
+    value = value.encode("utf-8", "replace").decode("utf-8")
+    text = "\n".join(_block({"k": value}, 0, Style())) + "\n"
+    assert YAML(typ="safe").load(text) == {"k": value}
+
+
+@given(st.text(max_size=30))
+def test_block_scalar_rendering_reads_back_exactly(value: str) -> None:
+    value = value.encode("utf-8", "replace").decode("utf-8")
+    loaded = YAML(typ="safe").load(f"list:\n- {scalars.render_block(value)}\n")
+    assert loaded == {"list": [value]}
+
+
+def test_block_rendering_keeps_commands_and_paths_plain() -> None:
+    for value in ["systemctl daemon-reload", "/etc/x.conf", "a [b] $(c) && d; e"]:
+        assert scalars.render_block(value) == value
+    for value in ["yes", "a: b", "a #b", "- x", "'q'", "1 2", ".5", "x "]:
+        assert scalars.render_block(value) != value

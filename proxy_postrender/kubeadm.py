@@ -1,0 +1,205 @@
+"""Plan the node-bootstrap changes for Cluster API kubeadm objects.
+
+Every KubeadmConfigSpec gets systemd drop-ins for containerd (and kubelet) in
+``files`` and, in front of ``preKubeadmCommands``, a daemon-reload, a
+containerd restart that waits for its socket, and ``export`` lines (kubeadm
+pulls images itself and copies ``*_proxy`` into the static pods). What the
+tool added is recorded in ``proxy-postrender.io/node-bootstrap``
+(``files=PATH,PATH;commands=N``). Pure data in, operations out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from proxy_postrender import render, targets
+from proxy_postrender.errors import InputError
+from proxy_postrender.ops import Op, Path, update_list
+from proxy_postrender.record import Record
+
+ANNOTATION = "proxy-postrender.io/node-bootstrap"
+CONTAINERD_SOCKET = "/run/containerd/containerd.sock"
+RESTART_CONTAINERD = (
+    "systemctl restart containerd && for i in $(seq 1 60); do "
+    f"[ -S {CONTAINERD_SOCKET} ] && break; sleep 1; done"
+)
+_WINDOWS_PATH = re.compile(r"^[A-Za-z]:[/\\]")
+
+
+@dataclass(frozen=True)
+class NodeSettings:
+    containerd_dropin: str
+    kubelet_dropin: str | None
+
+
+@dataclass
+class NodePlan:
+    ops: list[Op] = field(default_factory=list)
+    files_added: list[str] = field(default_factory=list)
+    files_kept: list[str] = field(default_factory=list)  # same path set by the manifest
+    commands: int = 0  # commands the tool now has in front
+    changed_commands: bool = False
+    skipped: str | None = None
+
+    def summary(self) -> str:
+        return "node bootstrap"
+
+    def describe(self) -> list[str]:
+        lines = []
+        if self.skipped:
+            lines.append(f"    skipped: {self.skipped}")
+        if self.files_added:
+            lines.append(f"    files written: {', '.join(self.files_added)}")
+        if self.changed_commands:
+            lines.append(f"    preKubeadmCommands: {self.commands} commands in front")
+        lines += [f"    kept (set by the manifest): {path}" for path in self.files_kept]
+        return lines
+
+
+def is_windows(spec: Mapping[str, Any]) -> bool:
+    """A Windows node template: PowerShell commands or ``c:/`` file paths."""
+    commands = [*(spec.get("preKubeadmCommands") or []), *(spec.get("postKubeadmCommands") or [])]
+    if any(isinstance(c, str) and "powershell" in c.lower() for c in commands):
+        return True
+    files = spec.get("files") or []
+    return any(
+        isinstance(f, Mapping) and _WINDOWS_PATH.match(str(f.get("path", ""))) for f in files
+    )
+
+
+def desired_files(
+    settings: NodeSettings, env: Sequence[tuple[str, str]], credentials: bool
+) -> list[dict[str, str]]:
+    content = render.dropin(env)
+    paths = [settings.containerd_dropin]
+    if settings.kubelet_dropin:
+        paths.append(settings.kubelet_dropin)
+    permissions = "0600" if credentials else "0640"
+    return [
+        {"path": path, "owner": "root:root", "permissions": permissions, "content": content}
+        for path in paths
+    ]
+
+
+def desired_commands(env: Sequence[tuple[str, str]]) -> list[str]:
+    return [
+        "systemctl daemon-reload",
+        RESTART_CONTAINERD,
+        *(render.shell_export(name, value) for name, value in env),
+    ]
+
+
+def _parse(recorded: Record) -> tuple[list[str], int]:
+    files: list[str] = []
+    commands = 0
+    for entry in recorded.entries:
+        key, _, value = entry.partition("=")
+        if key == "files":
+            files = [p for p in value.split(",") if p]
+        elif key == "commands" and value.isdigit():
+            commands = int(value)
+        else:
+            raise InputError(f"annotation {ANNOTATION} is malformed near {entry!r}")
+    return files, commands
+
+
+def _list(spec: Mapping[str, Any], key: str, where: str) -> list[Any]:
+    value = spec.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InputError(f"{where}.{key} is not a list")
+    return value
+
+
+def plan(
+    obj: Mapping[str, Any],
+    base: Path,
+    env: Sequence[tuple[str, str]],
+    settings: NodeSettings | None,
+    on_conflict: str,
+    credentials: bool,
+) -> NodePlan | None:
+    spec_path = targets.kubeadm_spec_path(obj)
+    if spec_path is None:
+        return None
+    result = NodePlan()
+    spec: Any = obj
+    for step in spec_path:
+        spec = spec.get(step) if isinstance(spec, Mapping) else None
+    where = ".".join(str(step) for step in spec_path)
+    recorded = Record.read(obj, ANNOTATION)
+    owned_files, owned_commands = _parse(recorded)
+    if spec is None:
+        result.skipped = f"no {where}"
+        return result
+    if not isinstance(spec, Mapping):
+        raise InputError(f"{where} is not a mapping")
+    if is_windows(spec) and not owned_files and not owned_commands:
+        result.skipped = "Windows node template: no Linux drop-ins or commands written"
+        return result
+    spec_full_path = (*base, *spec_path)
+    wanted_files = desired_files(settings, env, credentials) if settings and env else []
+    wanted_commands = desired_commands(env) if settings and env else []
+
+    # files: ours are replaced when they differ, the manifest's own are kept
+    files = _list(spec, "files", where)
+    by_path = {f["path"]: f for f in wanted_files}
+    deleted: set[int] = set()
+    added: list[dict[str, str]] = []
+    now_owned: list[str] = []
+    seen: set[str] = set()
+    for index, item in enumerate(files):
+        if not isinstance(item, Mapping):
+            raise InputError(f"{where}.files[{index}] is not a mapping")
+        path = item.get("path")
+        if path in owned_files:
+            if path in by_path and dict(item) == by_path[path] and path not in seen:
+                now_owned.append(path)
+            else:
+                deleted.add(index)
+            seen.add(str(path))
+        elif path in by_path:
+            if on_conflict == "fail":
+                raise InputError(f"{where}.files already writes {path} (onConflict: fail)")
+            if on_conflict == "override":
+                deleted.add(index)
+            else:
+                result.files_kept.append(str(path))
+                seen.add(str(path))
+    for wanted in wanted_files:
+        if wanted["path"] not in now_owned and wanted["path"] not in result.files_kept:
+            added.append(wanted)
+            now_owned.append(wanted["path"])
+            result.files_added.append(wanted["path"])
+    result.ops += update_list(spec, spec_full_path, "files", deleted, added)
+
+    # commands: the tool's block stays first
+    commands = _list(spec, "preKubeadmCommands", where)
+    if len(commands) < owned_commands:
+        raise InputError(
+            f"{where}.preKubeadmCommands has fewer entries than the {owned_commands} "
+            f"recorded in {ANNOTATION}"
+        )
+    if commands[:owned_commands] != wanted_commands:
+        result.changed_commands = True
+        result.ops += update_list(
+            spec,
+            spec_full_path,
+            "preKubeadmCommands",
+            set(range(owned_commands)),
+            wanted_commands,
+            front=True,
+        )
+    result.commands = len(wanted_commands)
+
+    entries = []
+    if now_owned:
+        entries.append("files=" + ",".join(p for p in by_path if p in now_owned))
+    if wanted_commands:
+        entries.append(f"commands={len(wanted_commands)}")
+    result.ops += recorded.ops(obj, base, entries)
+    return result

@@ -1,0 +1,38 @@
+"""Text for node bootstrap: systemd unit values and shell lines, escaped exactly."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+
+from proxy_postrender.errors import ProfileError
+
+
+def _check(value: str) -> None:
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value):
+        # a newline would end the unit line or the shell command early
+        raise ProfileError(
+            "a proxy setting contains a control character; it cannot be written safely"
+        )
+
+
+def systemd_environment(name: str, value: str) -> str:
+    """One ``Environment="NAME=value"`` line.
+
+    systemd unquotes C-style inside double quotes (``\\\\`` and ``\\"``) and expands
+    ``%`` specifiers in Environment=, so ``%`` is doubled.
+    """
+    _check(value)
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
+    return f'Environment="{name}={escaped}"'
+
+
+def dropin(env: Sequence[tuple[str, str]]) -> str:
+    """A systemd drop-in that sets ``env`` for the service."""
+    return "[Service]\n" + "".join(systemd_environment(n, v) + "\n" for n, v in env)
+
+
+def shell_export(name: str, value: str) -> str:
+    """``export NAME='value'`` safe for any value (POSIX single quoting)."""
+    _check(value)
+    return f"export {name}={shlex.quote(value)}"

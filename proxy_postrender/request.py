@@ -1,0 +1,15 @@
+"""What one run asks of the planners."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from proxy_postrender.kubeadm import NodeSettings
+
+
+@dataclass(frozen=True)
+class Request:
+    env: tuple[tuple[str, str], ...]  # the variables to set; empty to remove everything
+    on_conflict: str = "keep"
+    nodes: NodeSettings | None = None  # None: leave Cluster API kubeadm objects alone
+    credentials: bool = False  # a proxy URL carries user:password (stricter file modes)

@@ -1,0 +1,164 @@
+"""Cluster API node bootstrap: exact escaping, re-runs, and the Windows guard."""
+
+from __future__ import annotations
+
+import subprocess
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from proxy_postrender import engine, kubeadm, render, yamlio
+from proxy_postrender.request import Request
+from tests.helpers import GOLDEN, SHARED_PROFILE, run_cli
+
+_C_ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t", "r": "\r", "a": "\a", "'": "'"}
+
+
+def systemd_unquote_environment(line: str) -> tuple[str, str]:
+    """Read one ``Environment="NAME=value"`` line the way systemd does.
+
+    systemd splits the value into words with C-style escapes inside double
+    quotes, then resolves ``%`` specifiers, where ``%%`` is a literal ``%``.
+    Any other specifier would be expanded by systemd, so it fails the test.
+    """
+    assert line.startswith('Environment="') and line.endswith('"'), line
+    body, word, i = line[len("Environment=") :], [], 1
+    while i < len(body) - 1:
+        ch = body[i]
+        if ch == "\\":
+            word.append(_C_ESCAPES[body[i + 1]])
+            i += 2
+            continue
+        assert ch != '"', f"unescaped quote in {line!r}"
+        word.append(ch)
+        i += 1
+    unquoted, out, j = "".join(word), [], 0
+    while j < len(unquoted):
+        if unquoted[j] == "%":
+            assert unquoted[j + 1 : j + 2] == "%", f"systemd would expand a specifier in {line!r}"
+            j += 2
+            out.append("%")
+            continue
+        out.append(unquoted[j])
+        j += 1
+    name, _, value = "".join(out).partition("=")
+    return name, value
+
+
+def bash_values(commands: list[str], names: list[str]) -> list[str]:
+    """Run the export lines in bash and read the variables back."""
+    script = "\n".join(commands) + "\n" + "".join(f'printf "%s\\0" "${n}"\n' for n in names)
+    proc = subprocess.run(["bash", "-s"], input=script.encode(), capture_output=True, check=True)
+    return proc.stdout.decode().split("\0")[:-1]
+
+
+HOSTILE = st.text(
+    st.characters(min_codepoint=0x20, max_codepoint=0x17F, blacklist_characters="\x7f"),
+    min_size=1,
+    max_size=30,
+)
+
+
+@settings(max_examples=200)
+@given(HOSTILE)
+def test_systemd_lines_read_back_exactly(value: str) -> None:
+    assert systemd_unquote_environment(render.systemd_environment("HTTP_PROXY", value)) == (
+        "HTTP_PROXY",
+        value,
+    )
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(HOSTILE, min_size=1, max_size=6))
+def test_export_lines_read_back_exactly_in_bash(values: list[str]) -> None:
+    names = [f"V{i}" for i in range(len(values))]
+    lines = [render.shell_export(n, v) for n, v in zip(names, values, strict=True)]
+    assert bash_values(lines, names) == values
+
+
+@pytest.mark.parametrize("bad", ["a\nb", "a\rb", "a\x00b", "a\x1bb"])
+def test_control_characters_are_refused(bad: str) -> None:
+    with pytest.raises(Exception, match="control character"):
+        render.systemd_environment("X", bad)
+    with pytest.raises(Exception, match="control character"):
+        render.shell_export("X", bad)
+
+
+PASSWORD_URL = 'http://build:p%40ss"w\\rd$`x`%%@proxy.corp.example:3128'
+
+
+def _specs(text: str) -> list[dict[str, Any]]:
+    from proxy_postrender import targets
+
+    specs = []
+    for doc in yamlio.load_data(text):
+        if isinstance(doc, dict) and targets.kubeadm_spec_path(doc):
+            spec: Any = doc
+            for step in targets.kubeadm_spec_path(doc) or ():
+                spec = spec[step]
+            specs.append(spec)
+    return specs
+
+
+def test_hostile_password_reaches_containerd_and_kubeadm_unchanged() -> None:
+    out = (GOLDEN / "capi-credentials" / "expected.yaml").read_text()
+    specs = _specs(out)
+    assert len(specs) == 2
+    for spec in specs:
+        dropins = [f for f in spec["files"] if f["path"].endswith("http-proxy.conf")]
+        assert len(dropins) == 2
+        for dropin in dropins:
+            assert dropin["permissions"] == "0600"  # the URL carries credentials
+            lines = dropin["content"].splitlines()
+            assert lines[0] == "[Service]"
+            values = dict(systemd_unquote_environment(line) for line in lines[1:])
+            assert values["HTTP_PROXY"] == values["https_proxy"] == PASSWORD_URL
+        exports = spec["preKubeadmCommands"][2:8]
+        assert bash_values(exports, ["HTTP_PROXY", "no_proxy"]) == [PASSWORD_URL, ".svc,10.0.0.0/8"]
+
+
+CAPI = (GOLDEN / "capi-v1beta2" / "input.yaml").read_bytes()
+ENV_A = (("HTTP_PROXY", "http://a:1"), ("http_proxy", "http://a:1"))
+ENV_B = (("HTTPS_PROXY", "http://b:2"), ("https_proxy", "http://b:2"))
+NODES = kubeadm.NodeSettings("/etc/systemd/system/containerd.service.d/p.conf", None)
+
+
+def test_changed_profile_replaces_files_and_commands_without_duplicates() -> None:
+    text = CAPI.decode()
+    first = engine.process(text, Request(env=ENV_A, nodes=NODES)).text
+    second = engine.process(first, Request(env=ENV_B, nodes=NODES)).text
+    assert second == engine.process(text, Request(env=ENV_B, nodes=NODES)).text
+    for spec in _specs(second):
+        assert [f["path"] for f in spec["files"]].count(NODES.containerd_dropin) == 1
+        assert "http://a:1" not in str(spec)
+        assert spec["preKubeadmCommands"][2:4] == [
+            "export HTTPS_PROXY=http://b:2",
+            "export https_proxy=http://b:2",
+        ]
+    assert engine.process(second, Request(env=())).text == text
+
+
+def test_a_file_the_manifest_writes_at_the_same_path_is_kept() -> None:
+    text = CAPI.decode().replace("/etc/provider/setup.sh", NODES.containerd_dropin)
+    result = engine.process(text, Request(env=ENV_A, nodes=NODES))
+    kcp = next(o for o in result.objects if o.context.kind == "KubeadmControlPlane")
+    assert kcp.plan.describe()[-1] == f"    kept (set by the manifest): {NODES.containerd_dropin}"
+    spec = _specs(result.text)[0]
+    assert [f["path"] for f in spec["files"]] == [NODES.containerd_dropin]
+    assert 'echo "configured by the provider"' in spec["files"][0]["content"]
+
+
+def test_nodes_can_be_switched_off(tmp_path: Any) -> None:
+    profile = tmp_path / "p.yaml"
+    profile.write_text(SHARED_PROFILE.read_text() + "  nodes:\n    enabled: false\n")
+    proc = run_cli([str(profile)], CAPI)
+    assert proc.returncode == 0 and proc.stdout == CAPI
+
+
+def test_windows_templates_never_get_linux_commands() -> None:
+    data = (GOLDEN / "capi-windows" / "input.yaml").read_bytes()
+    proc = run_cli([str(SHARED_PROFILE), "--report"], data)
+    assert proc.stdout == data
+    assert b"Windows node template" in proc.stderr
