@@ -179,9 +179,9 @@ def run(
     if remove and path is None and not overrides.any_proxy():
         request = Request(env=())
     else:
-        loaded = profile.load(path, profile_name=profile_name, overrides=overrides)
-        reporter.redactor.add_url(loaded.http_proxy or "")
-        reporter.redactor.add_url(loaded.https_proxy or "")
+        loaded = profile.load(
+            path, profile_name=profile_name, overrides=overrides, redactor=reporter.redactor
+        )
         request = Request(
             env=() if remove else tuple(loaded.env_vars()),
             on_conflict=loaded.on_conflict,

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 from proxy_postrender import noproxy
 from proxy_postrender.errors import ProfileError
 from proxy_postrender.kubeadm import NodeSettings
-from proxy_postrender.redact import Redactor, redact_url
+from proxy_postrender.redact import Redactor, redact_url, userinfo
 
 API_VERSION = "proxy-postrender.io/v1alpha1"
 KIND = "ProxyProfile"
@@ -55,7 +55,6 @@ class Profile:
     nodes: NodeSettings | None = field(
         default_factory=lambda: NodeSettings(DEFAULT_CONTAINERD_DROPIN, DEFAULT_KUBELET_DROPIN)
     )
-    redactor: Redactor = field(default_factory=Redactor, compare=False, repr=False)
 
     @property
     def has_credentials(self) -> bool:
@@ -113,6 +112,12 @@ def validate_proxy_url(value: str, where: str) -> str:
         raise ProfileError(f"{where}: proxy URL {shown!r} contains whitespace")
     if "://" not in value:
         raise ProfileError(f"{where}: proxy URL {shown!r} needs a scheme (http:// or https://)")
+    info = userinfo(value)
+    if info and any(ch in info for ch in "/?#[]@"):
+        raise ProfileError(
+            f"{where}: proxy URL {shown!r}: the user name or password holds one of / ? # [ ] @; "
+            "percent-encode them (%2F %3F %23 %5B %5D %40)"
+        )
     try:
         parts = urlsplit(value)
         port = parts.port
@@ -160,7 +165,11 @@ def _no_proxy_entries(value: Any, where: str) -> tuple[noproxy.NoProxyEntry, ...
 
 
 def from_object(
-    obj: Any, origin: str, environ: Mapping[str, str], overrides: Overrides | None = None
+    obj: Any,
+    origin: str,
+    environ: Mapping[str, str],
+    overrides: Overrides | None = None,
+    redactor: Redactor | None = None,
 ) -> Profile:
     """Build a Profile from a parsed ProxyProfile object (plus flag overrides)."""
     overrides = overrides or Overrides()
@@ -193,10 +202,10 @@ def from_object(
         fields["noProxy"] = overrides.no_proxy
     if overrides.on_conflict is not None:
         fields["onConflict"] = overrides.on_conflict
-    return _build(str(metadata.get("name") or "unnamed"), fields, origin)
+    return _build(str(metadata.get("name") or "unnamed"), fields, origin, redactor)
 
 
-def from_flags(overrides: Overrides) -> Profile:
+def from_flags(overrides: Overrides, redactor: Redactor | None = None) -> Profile:
     """A profile made only of command-line flags."""
     fields: dict[str, Any] = {
         "httpProxy": overrides.http_proxy,
@@ -204,7 +213,7 @@ def from_flags(overrides: Overrides) -> Profile:
         "noProxy": overrides.no_proxy,
         "onConflict": overrides.on_conflict,
     }
-    return _build("flags", {k: v for k, v in fields.items() if v is not None}, "flags")
+    return _build("flags", {k: v for k, v in fields.items() if v is not None}, "flags", redactor)
 
 
 def _node_settings(value: Any, where: str) -> NodeSettings | None:
@@ -233,8 +242,9 @@ def _node_settings(value: Any, where: str) -> NodeSettings | None:
     return NodeSettings(str(paths["containerdDropIn"]), paths["kubeletDropIn"])
 
 
-def _build(name: str, fields: Mapping[str, Any], origin: str) -> Profile:
-    redactor = Redactor()
+def _build(name: str, fields: Mapping[str, Any], origin: str, redactor: Redactor | None) -> Profile:
+    """Validate the fields; proxy URLs are registered with ``redactor`` before any check."""
+    redactor = redactor or Redactor()
     proxies: dict[str, str | None] = {}
     for key in ("httpProxy", "httpsProxy"):
         value = fields.get(key)
@@ -259,7 +269,6 @@ def _build(name: str, fields: Mapping[str, Any], origin: str) -> Profile:
         no_proxy=_no_proxy_entries(fields.get("noProxy"), f"{origin}: spec.noProxy"),
         on_conflict=on_conflict,
         nodes=_node_settings(fields.get("nodes"), f"{origin}: spec.nodes"),
-        redactor=redactor,
     )
 
 
@@ -289,8 +298,13 @@ def load(
     profile_name: str | None = None,
     overrides: Overrides | None = None,
     environ: Mapping[str, str] | None = None,
+    redactor: Redactor | None = None,
 ) -> Profile:
-    """Load the profile from ``path`` (or from flags alone when ``path`` is None)."""
+    """Load the profile from ``path`` (or from flags alone when ``path`` is None).
+
+    Proxy URLs are registered with ``redactor`` as soon as they are known, so
+    that even a validation error about them is masked.
+    """
     environ = os.environ if environ is None else environ
     overrides = overrides or Overrides()
     if path is None:
@@ -301,7 +315,7 @@ def load(
                 "no profile: pass a ProxyProfile file (--profile FILE, a path argument or "
                 "PROXY_POSTRENDER_PROFILE) or --http-proxy/--https-proxy"
             )
-        return from_flags(overrides)
+        return from_flags(overrides, redactor)
     docs = _parse_profile_file(Path(path))
     profiles = [d for d in docs if isinstance(d, Mapping) and d.get("kind") == KIND]
     if not profiles:
@@ -323,4 +337,4 @@ def load(
         obj = profiles[0]
     name = (obj.get("metadata") or {}).get("name")
     origin = f"profile {path}" + (f" ({name})" if name else "")
-    return from_object(obj, origin, environ, overrides)
+    return from_object(obj, origin, environ, overrides, redactor)

@@ -2,14 +2,29 @@
 
 Messages are built without proxy URL values in the first place; this module is
 the second line of defence: every line that leaves the process through stderr,
-a log file or a report goes through :meth:`Redactor.redact`.
+a log file or a report goes through :meth:`Redactor.redact`, which masks the
+registered secrets and the user-info part of anything that looks like a URL.
+
+Credentials are found on the raw text, not with ``urlsplit``: a password
+holding ``/``, ``#``, ``?`` or ``[`` would end urlsplit's host part early.
 """
 
 from __future__ import annotations
 
-from urllib.parse import quote, unquote, urlsplit
+import re
+from urllib.parse import quote, unquote
 
 MASK = "***"
+# scheme://userinfo@ — the user-info runs to the last "@" before whitespace or a quote
+_URL_USERINFO_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)[^\s'\"]*@")
+
+
+def userinfo(url: str) -> str | None:
+    """The ``user[:password]`` part of a proxy URL, as written; None when there is none."""
+    rest = url.split("://", 1)[1] if "://" in url else url
+    if "@" not in rest:
+        return None
+    return rest.rpartition("@")[0]
 
 
 class Redactor:
@@ -17,22 +32,16 @@ class Redactor:
         self._secrets: set[str] = set()
 
     def add_url(self, url: str) -> None:
-        """Register the credential parts of a proxy URL (parsed or not)."""
-        netloc = urlsplit(url).netloc if "://" in url else url
-        if "@" not in netloc:
+        """Register the credential parts of a proxy URL (well-formed or not)."""
+        info = userinfo(url)
+        if not info:
             return
-        userinfo = netloc.rpartition("@")[0]
-        user, _, password = userinfo.partition(":")
-        if password:
-            self.add(password)
-            self.add(userinfo)
-        elif user:
-            # a user name alone can itself be a token (e.g. an API key)
-            self.add(user)
+        user, _, password = info.partition(":")
+        self.add(info)
+        # with a password, the user name alone is not masked (it is often "proxy")
+        self.add(password or user)
 
     def add(self, secret: str) -> None:
-        if len(secret) < 1:
-            return
         for form in {
             secret,
             unquote(secret),
@@ -43,6 +52,7 @@ class Redactor:
                 self._secrets.add(form)
 
     def redact(self, text: str) -> str:
+        text = _URL_USERINFO_RE.sub(lambda m: m.group(1) + MASK + "@", text)
         # longest first, so that a secret containing another one is masked whole
         for secret in sorted(self._secrets, key=len, reverse=True):
             text = text.replace(secret, MASK)
@@ -50,12 +60,9 @@ class Redactor:
 
 
 def redact_url(url: str) -> str:
-    """Return the URL with its password (and user) replaced, for display."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<unparseable URL>"
-    if "@" not in parts.netloc:
+    """The URL with its user-info masked, for display."""
+    info = userinfo(url)
+    if info is None:
         return url
-    host = parts.netloc.rpartition("@")[2]
-    return parts._replace(netloc=f"{MASK}@{host}").geturl()
+    scheme = url.split("://", 1)[0] + "://" if "://" in url else ""
+    return f"{scheme}{MASK}@{url.rpartition('@')[2]}"

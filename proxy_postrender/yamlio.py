@@ -131,7 +131,7 @@ def _quoted(value: Any) -> Any:
 def _quote_op(op: ops_mod.Op) -> ops_mod.Op:
     if isinstance(op, ops_mod.SetValue | ops_mod.AddKey):
         return dataclasses.replace(op, value=_quoted(op.value))
-    if isinstance(op, ops_mod.AppendItems):
+    if isinstance(op, ops_mod.AppendItems | ops_mod.InsertItems):
         return dataclasses.replace(op, items=tuple(_quoted(list(op.items))))
     return op
 

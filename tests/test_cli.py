@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import GOLDEN, SHARED_PROFILE, run_cli
 
 DEPLOYMENT = (GOLDEN / "helm3-chart" / "input.yaml").read_bytes()
@@ -139,6 +141,35 @@ def test_password_never_leaks(tmp_path: Path) -> None:
         assert MARKER.encode() not in proc.stderr
     assert MARKER not in log.read_text() and MARKER not in report.read_text()
     assert "***@proxy" in runs[6].stderr.decode()
+
+
+@pytest.mark.parametrize("password", ["MA/RKER", "MA#RKER", "MA?RKER", "MA[RKER", "MA RKER"])
+def test_password_with_url_delimiters_never_leaks(tmp_path: Path, password: str) -> None:
+    marker = password.replace("MA", "Zq9").replace("RKER", "xW4")
+    profile = _secret_profile(tmp_path)
+    log = tmp_path / "log"
+    proc = run_cli(
+        [str(profile), "--log-file", str(log)], DEPLOYMENT, env={"PROXY_PASSWORD": marker}
+    )
+    flag = run_cli(["--http-proxy", f"http://bob:{marker}@proxy:1"], DEPLOYMENT)
+    no_scheme = run_cli(["--http-proxy", f"bob:{marker}@proxy:1"], DEPLOYMENT)
+    for run in (proc, flag, no_scheme):
+        assert run.returncode == 2 and run.stdout == b"", run.stderr
+        assert b"Traceback" not in run.stderr
+        for part in {marker, *marker.split()}:
+            assert part.encode() not in run.stderr, run.stderr
+    assert marker not in log.read_text()
+
+
+def test_values_of_an_earlier_profile_in_parse_errors_are_masked() -> None:
+    data = (
+        b"apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n"
+        b"    env:\n    - name: HTTP_PROXY\n      value: http://u:OLDSECRET@p:1\n"
+        b"      value: http://u:OLDSECRET@p:1\n"
+    )
+    proc = run_cli(["--remove"], data)
+    assert proc.returncode == 1 and b"duplicate key" in proc.stderr
+    assert b"OLDSECRET" not in proc.stderr
 
 
 def test_undecodable_bytes_in_other_documents_pass_through() -> None:
