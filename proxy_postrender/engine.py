@@ -95,6 +95,14 @@ def process(text: str, request: Request) -> Result:
 
 def _process_segment(segment: stream.Segment, index: int, request: Request, result: Result) -> str:
     try:
+        return _process_parsed(segment, index, request, result)
+    except RecursionError:
+        context = DocumentContext(index, segment.line, source=segment.helm_source())
+        raise InputError("the document is nested too deeply", context) from None
+
+
+def _process_parsed(segment: stream.Segment, index: int, request: Request, result: Result) -> str:
+    try:
         docs = yamlio.compose(segment.text)
     except yamlio.ParseError as exc:
         line = segment.line
@@ -150,7 +158,12 @@ def _rewrite(
     if _matches(dumped, expected):
         return dumped, "roundtrip"
     context = _context(segment, index, docs[0][1] if docs else None)
-    raise InputError("could not apply the change without altering other content", context)
+    hint = (
+        "; the document shares content through YAML aliases (&anchor/*alias): expand them"
+        if any(yamlio.shares_nodes(node) for node, _ in docs)
+        else ""
+    )
+    raise InputError(f"could not apply the change without altering other content{hint}", context)
 
 
 def _matches(text: str, expected: list[Any]) -> bool:

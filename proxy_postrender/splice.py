@@ -174,6 +174,13 @@ def _item(element: Any, dash_col: int, content_offset: int, style: Style) -> lis
     return [" " * dash_col + "-" + first[dash_col + 1 :], *inner[1:]]
 
 
+def _delete_lines(text: str, start: int, end: int) -> Edit:
+    """Delete whole lines; at the end of a text without a final newline, take the one before."""
+    if end == len(text) and text and not text.endswith("\n") and start > 0:
+        start -= 2 if text[start - 2 : start] == "\r\n" else 1
+    return Edit(start, end, "")
+
+
 def _insert_lines(text: str, pos: int, lines: Iterable[str], newline: str) -> Edit:
     body = newline.join(lines)
     if pos == len(text) and text and not text.endswith("\n"):
@@ -195,10 +202,10 @@ def _clear(text: str, node: Node) -> Edit:
     start = line_start(text, first)
     if text[start:first].strip():
         raise Unsupported("mapping does not start on its own line")
-    return Edit(start, next_line_start(text, content_end(node)), "")
+    return _delete_lines(text, start, next_line_start(text, content_end(node)))
 
 
-def _set_collection(text: str, root: Node, op: SetValue, style: Style) -> Edit:
+def _set_collection(text: str, root: Node, op: SetValue, style: Style, newline: str) -> Edit:
     """Turn ``key: {}``, ``key: []``, ``key: null`` or ``key:`` into a block collection."""
     if not op.path or not isinstance(op.path[-1], str):
         raise Unsupported("collection target is not a mapping value")
@@ -211,14 +218,25 @@ def _set_collection(text: str, root: Node, op: SetValue, style: Style) -> Edit:
     colon = text.find(":", key_node.end_mark.index)
     if colon < 0 or text[key_node.end_mark.index : colon].strip():
         raise Unsupported("no ':' after the key")
-    end = value_node.end_mark.index
-    if isinstance(value_node, ScalarNode) and not value_node.value:
-        end = colon + 1  # an empty value ("key:"): insert only; its mark may sit on the next line
     key_col = column(text, key_node.start_mark.index)
     nested = style.map_indent if isinstance(op.value, dict) else style.seq_offset
     lines = _block(op.value, key_col + nested, style)
-    newline = "\r\n" if "\r\n" in text else "\n"
-    return Edit(colon + 1, end, newline + newline.join(lines))
+    if isinstance(value_node, ScalarNode) and not value_node.value:
+        # "key:" (perhaps with a comment): a pure insertion after the key's line
+        return _insert_lines(text, next_line_start(text, colon + 1), lines, newline)
+    start, end = value_node.start_mark.index, value_node.end_mark.index
+    if "#" in text[colon + 1 : start]:
+        raise Unsupported("a comment between the key and its value")
+    line_end = next_line_start(text, end)
+    comment = text[end:line_end].strip()
+    if comment and not comment.startswith("#"):
+        raise Unsupported("more content after the value")
+    # the token goes; a comment after it stays on the key's line
+    return Edit(
+        colon + 1,
+        line_end,
+        (f" {comment}" if comment else "") + newline + newline.join(lines) + newline,
+    )
 
 
 def _to_edit(text: str, root: Node, op: Op, style: Style, newline: str) -> Edit:
@@ -227,7 +245,7 @@ def _to_edit(text: str, root: Node, op: Op, style: Style, newline: str) -> Edit:
         if op.value is None:
             return _clear(text, node)
         if not isinstance(op.value, str):
-            return _set_collection(text, root, op, style)
+            return _set_collection(text, root, op, style, newline)
         if not isinstance(node, ScalarNode):
             raise Unsupported("only scalars are replaced in place")
         if node.style in ("|", ">"):
@@ -243,7 +261,7 @@ def _to_edit(text: str, root: Node, op: Op, style: Style, newline: str) -> Edit:
         dash_col = column(text, dash_position(text, first))
         offset = 2
         if isinstance(first, MappingNode) and first.value:
-            offset = column(text, first.value[0][0].start_mark.index) - dash_col
+            offset = max(2, column(text, first.value[0][0].start_mark.index) - dash_col)
         lines = [line for item in op.items for line in _item(item, dash_col, offset, style)]
         return _insert_lines(text, next_line_start(text, content_end(seq)), lines, newline)
     if isinstance(op, InsertItems):
@@ -268,7 +286,7 @@ def _to_edit(text: str, root: Node, op: Op, style: Style, newline: str) -> Edit:
             raise Unsupported("delete target is not in a block sequence")
         item = seq.value[int(op.path[-1])]
         start = line_start(text, dash_position(text, item))
-        return Edit(start, next_line_start(text, content_end(item)), "")
+        return _delete_lines(text, start, next_line_start(text, content_end(item)))
     if isinstance(op, DeleteKey):
         mapping = resolve(root, op.path[:-1])
         if not isinstance(mapping, MappingNode) or not is_block(mapping) or len(mapping.value) < 2:
@@ -277,7 +295,7 @@ def _to_edit(text: str, root: Node, op: Op, style: Style, newline: str) -> Edit:
         start = line_start(text, key_node.start_mark.index)
         if text[start : key_node.start_mark.index].strip():
             raise Unsupported("key shares its line with a sequence dash")
-        return Edit(start, next_line_start(text, content_end(value_node)), "")
+        return _delete_lines(text, start, next_line_start(text, content_end(value_node)))
     raise TypeError(op)
 
 

@@ -20,7 +20,7 @@ _START_RE = re.compile(r"^---(?=[ \t\r\n]|$)", re.MULTILINE)
 _KIND_RE = re.compile(r"""^(?:kind|"kind"|'kind')[ \t]*:(.*)$""", re.MULTILINE)
 _SOURCE_RE = re.compile(r"^# Source: (.+?)\r?$", re.MULTILINE)
 _CONTENT_RE = re.compile(
-    r"^(?![ \t]*(?:#|$)|---[ \t]*(?:#.*)?\r?$|\.\.\.[ \t]*(?:#.*)?\r?$)", re.MULTILINE
+    r"^(?![ \t]*(?:#|\r?$)|---[ \t]*(?:#.*)?\r?$|\.\.\.[ \t]*(?:#.*)?\r?$)", re.MULTILINE
 )
 
 
@@ -42,12 +42,23 @@ class Segment:
         match = _SOURCE_RE.search(self.text)
         return match.group(1) if match else None
 
+    def _block_root(self) -> bool:
+        """Whether the first content line starts a block mapping key at column 0."""
+        for match in _CONTENT_RE.finditer(self.text):
+            line = self.text[match.start() : match.start() + 1]
+            if line == "%":
+                continue  # a directive
+            return line not in ("", " ", "\t", "-", "{", "[", "!", "&", "*", "?", "|", ">")
+        return False
+
     def sniff_kind(self) -> str | None:
         """The top-level kind when the raw text shows it unambiguously, else None.
 
         ``None`` means "parse to find out": a quoted or flow-style document, an
         indented root mapping, or several candidate lines.
         """
+        if not self._block_root():
+            return None
         matches = _KIND_RE.findall(self.text)
         if len(matches) != 1:
             return None
@@ -64,14 +75,17 @@ def _starts(text: str) -> list[int]:
     starts = [0]
     for match in _START_RE.finditer(text):
         start = match.start()
-        # pull preceding directive lines ("%YAML 1.2") into the document they introduce
-        line_start = start
-        while line_start > 0:
-            prev = text.rfind("\n", 0, line_start - 1) + 1
-            if text.startswith("%", prev):
+        # pull preceding directive lines ("%YAML 1.2"), and the comments and blank
+        # lines between them and the marker, into the document they introduce
+        line_start = cursor = start
+        while cursor > 0:
+            prev = text.rfind("\n", 0, cursor - 1) + 1
+            line = text[prev:cursor].strip()
+            if line.startswith("%"):
                 line_start = prev
-            else:
+            elif line and not line.startswith("#"):
                 break
+            cursor = prev
         if line_start > starts[-1]:
             starts.append(line_start)
     return starts

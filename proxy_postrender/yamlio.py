@@ -49,8 +49,8 @@ def _error(exc: YAMLError) -> ParseError:
     return ParseError(str(exc).splitlines()[0] if str(exc) else "invalid YAML", None)
 
 
-def _check_expansion(root: Node) -> None:
-    """Refuse alias bombs: a document whose aliases expand it far beyond its own size."""
+def _check_expansion(root: Node) -> bool:
+    """Refuse alias bombs and recursive aliases; return whether any node is shared."""
     sizes: dict[int, int] = {}
     seen: set[int] = set()  # entered (finished ones are also in sizes)
     unique = 0
@@ -82,19 +82,54 @@ def _check_expansion(root: Node) -> None:
             f"aliases expand the document from {unique} to {expanded} nodes (an alias bomb?)",
             root.start_mark.index,
         )
+    return expanded != unique
+
+
+def shares_nodes(root: Node) -> bool:
+    """Whether a list or mapping of the document is reachable twice (through an alias)."""
+    return _check_expansion(root)
+
+
+def _unshared(value: Any) -> Any:
+    """A copy in which no list or mapping is reachable twice (aliases expanded)."""
+    if isinstance(value, dict):
+        return {k: _unshared(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unshared(v) for v in value]
+    return value
+
+
+_SURROGATE_RE = re.compile("[\udc80-\udcff]")
 
 
 def compose(text: str) -> list[tuple[Node, Any]]:
-    """Every document of ``text`` as (node with marks, constructed data)."""
+    """Every document of ``text`` as (node with marks, constructed data).
+
+    The data never shares a list or mapping between two places, so that a
+    change planned for one place is expected at that place only.
+    """
+    bad = _SURROGATE_RE.search(text)
+    if bad:
+        raise ParseError("not valid UTF-8", bad.start())
     loader = _Loader(text)
     docs: list[tuple[Node, Any]] = []
+    node: Node | None = None
     try:
         while loader.check_node():
             node = loader.get_node()
-            _check_expansion(node)
-            docs.append((node, loader.construct_document(node)))
+            shared = _check_expansion(node)
+            data = loader.construct_document(node)
+            docs.append((node, _unshared(data) if shared else data))
     except YAMLError as exc:
         raise _error(exc) from None
+    except (ValueError, KeyError, TypeError):
+        # a value that does not fit its tag: "2024-02-30", "!!int abc", "!!bool maybe"
+        where = node.start_mark.index if node is not None else None
+        raise ParseError(
+            "a value does not match its type (date, !!int, !!bool...)", where
+        ) from None
+    except RecursionError:
+        raise ParseError("the document is nested too deeply", None) from None
     finally:
         loader.dispose()
     return docs
