@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from proxy_postrender import engine, scalars, stream, targets, yamlio
+from proxy_postrender import engine, kubeadm, scalars, stream, targets, yamlio
 from proxy_postrender.request import Request
 from tests.e2e import PROXY_VARS, containers, env_names
 
@@ -16,7 +16,8 @@ ENV = (
     ("HTTPS_PROXY", "http://user:p%40ss@proxy.corp.example:3128"),
     ("NO_PROXY", ".svc,10.0.0.0/8,localhost"),
 )
-REQUEST = Request(env=(*ENV, *((n.lower(), v) for n, v in ENV)))
+NODES = kubeadm.NodeSettings("/etc/systemd/system/containerd.service.d/http-proxy.conf", "/k.conf")
+REQUEST = Request(env=(*ENV, *((n.lower(), v) for n, v in ENV)), nodes=NODES, credentials=True)
 REMOVE = Request(env=())
 
 NAMES = st.from_regex(r"[a-z][a-z0-9-]{0,8}", fullmatch=True)
@@ -115,6 +116,29 @@ def workload(draw: Any) -> dict[str, Any]:
 
 
 @st.composite
+def kubeadm_object(draw: Any) -> dict[str, Any]:
+    (group, kind), spec_path = draw(st.sampled_from(sorted(targets.KUBEADM_SPECS.items())))
+    spec: dict[str, Any] = {}
+    commands = draw(st.lists(TEXT.filter(lambda t: t.strip() == t and t), max_size=3))
+    if commands:
+        spec["preKubeadmCommands"] = commands
+    if draw(st.booleans()):
+        spec["files"] = [{"path": "/etc/x-" + draw(NAMES), "content": draw(TEXT) or "c"}]
+    if draw(st.booleans()) or not spec:
+        spec["format"] = draw(st.sampled_from(["cloud-config", "ignition"]))
+    obj: dict[str, Any] = {
+        "apiVersion": f"{group}/{draw(st.sampled_from(['v1beta1', 'v1beta2']))}",
+        "kind": kind,
+        "metadata": {"name": draw(NAMES)},
+    }
+    node = obj
+    for step in spec_path[:-1]:
+        node = node.setdefault(step, {})
+    node[spec_path[-1]] = spec
+    return obj
+
+
+@st.composite
 def other(draw: Any) -> dict[str, Any]:
     data = draw(st.dictionaries(NAMES, TEXT | st.just("a\n---\nkind: Deployment\n"), max_size=4))
     return {
@@ -129,7 +153,8 @@ def other(draw: Any) -> dict[str, Any]:
 def streams(draw: Any) -> str:
     emitter = Emitter(draw, draw(st.sampled_from([2, 4])), draw(st.sampled_from([0, 2, 4])))
     parts = []
-    for index, obj in enumerate(draw(st.lists(workload() | other(), min_size=1, max_size=6))):
+    objects = draw(st.lists(workload() | kubeadm_object() | other(), min_size=1, max_size=6))
+    for index, obj in enumerate(objects):
         separator = draw(
             st.sampled_from(["---\n", "---\n# Source: c/templates/x.yaml\n", "--- # c\n"])
         )
@@ -165,6 +190,19 @@ def test_invariants(text: str) -> None:
             assert set(PROXY_VARS) <= set(env_names(c_out)), where
             for item in c_in.get("env") or []:
                 assert item in c_out["env"]
+    # kubeadm specs: both drop-ins once, the tool's commands first, the manifest's after
+    for doc_in, doc_out in zip(before, after, strict=True):
+        path = targets.kubeadm_spec_path(doc_in) if isinstance(doc_in, dict) else None
+        if path is None:
+            continue
+        spec_in, spec_out = doc_in, doc_out
+        for step in path:
+            spec_in, spec_out = spec_in[step], spec_out[step]
+        paths = [f["path"] for f in spec_out["files"]]
+        assert paths.count(NODES.containerd_dropin) == paths.count("/k.conf") == 1
+        commands_in = spec_in.get("preKubeadmCommands") or []
+        assert spec_out["preKubeadmCommands"][0] == "systemctl daemon-reload"
+        assert spec_out["preKubeadmCommands"][8:] == commands_in
     # a second pass changes nothing; removal gives back the input byte for byte
     assert engine.process(out, REQUEST).text == out
     assert engine.process(out, REMOVE).text == text
@@ -174,7 +212,7 @@ def test_invariants(text: str) -> None:
 @given(streams(), st.sampled_from(["http://other:8080", "http://u:%25x@h:1"]))
 def test_changed_profile_replaces_only_what_was_injected(text: str, new_proxy: str) -> None:
     out = engine.process(text, REQUEST).text
-    changed = Request(env=(("HTTP_PROXY", new_proxy), ("http_proxy", new_proxy)))
+    changed = Request(env=(("HTTP_PROXY", new_proxy), ("http_proxy", new_proxy)), nodes=NODES)
     again = engine.process(out, changed).text
     # byte for byte the same as injecting the new profile into the original
     assert again == engine.process(text, changed).text
