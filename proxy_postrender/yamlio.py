@@ -114,10 +114,11 @@ def compose(text: str) -> list[tuple[Node, Any]]:
     loader = _Loader(text)
     docs: list[tuple[Node, Any]] = []
     node: Node | None = None
+    may_alias = "*" in text  # without an alias indicator no node can be shared
     try:
         while loader.check_node():
             node = loader.get_node()
-            shared = _check_expansion(node)
+            shared = may_alias and _check_expansion(node)
             data = loader.construct_document(node)
             docs.append((node, _unshared(data) if shared else data))
     except YAMLError as exc:
