@@ -78,6 +78,13 @@ PROFILE_ARGS = ("--post-renderer-args", str(SHARED_PROFILE))
 PLUGIN = ("--post-renderer", "proxy")
 
 
+def helm4_template(
+    home: dict[str, str], *extra: str, cwd: Path | None = None
+) -> CompletedProcess[bytes]:
+    """``helm template`` of the demo chart through the installed plugin (Helm 4)."""
+    return helm4(home, "template", "rel", str(CHART), *PLUGIN, *extra, cwd=cwd)
+
+
 def test_helm3_post_renderer_injects_every_workload(helm3: str) -> None:
     plain = run([helm3, "template", "rel", str(CHART)])
     assert plain.returncode == 0, plain.stderr
@@ -135,7 +142,7 @@ def test_helm3_failing_chart_render_fails(helm3: str) -> None:
 
 
 def test_helm4_plugin_injects_hooks_too(helm4_home: dict[str, str]) -> None:
-    proc = helm4(helm4_home, "template", "rel", str(CHART), *PLUGIN, *PROFILE_ARGS)
+    proc = helm4_template(helm4_home, *PROFILE_ARGS)
     assert proc.returncode == 0, proc.stderr.decode()
     out = proc.stdout.decode()
     assert assert_all_injected(out) >= 7  # the pre-install hook Job is post-rendered in Helm 4
@@ -159,12 +166,8 @@ def test_helm4_install_dry_run(helm4_home: dict[str, str]) -> None:
 
 
 def test_helm4_failure_reason_reaches_the_log(helm4_home: dict[str, str]) -> None:
-    proc = helm4(
+    proc = helm4_template(
         helm4_home,
-        "template",
-        "rel",
-        str(CHART),
-        *PLUGIN,
         *PROFILE_ARGS,
         "--post-renderer-args",
         "--no-proxy=not a host",
@@ -176,14 +179,10 @@ def test_helm4_failure_reason_reaches_the_log(helm4_home: dict[str, str]) -> Non
 
 
 def test_helm4_failing_chart_render_fails(helm4_home: dict[str, str]) -> None:
-    proc = helm4(
+    proc = helm4_template(
         helm4_home,
-        "template",
-        "rel",
-        str(CHART),
         "--set",
         "failRender=true",
-        *PLUGIN,
         *PROFILE_ARGS,
     )
     assert proc.returncode != 0 and b"failRender is set" in proc.stderr
@@ -194,12 +193,8 @@ def test_helm4_relative_profile_path_resolves_in_the_working_directory(
     helm4_home: dict[str, str], tmp_path: Path
 ) -> None:
     shutil.copy(SHARED_PROFILE, tmp_path / "corp.yaml")
-    proc = helm4(
+    proc = helm4_template(
         helm4_home,
-        "template",
-        "rel",
-        str(CHART),
-        *PLUGIN,
         "--post-renderer-args",
         "corp.yaml",
         cwd=tmp_path,
@@ -211,7 +206,7 @@ def test_helm4_relative_profile_path_resolves_in_the_working_directory(
 def test_helm4_and_helm3_agree_on_workload_env(helm3: str, helm4_home: dict[str, str]) -> None:
     renders = [
         helm3_render(helm3, *PROFILE_ARGS),
-        helm4(helm4_home, "template", "rel", str(CHART), *PLUGIN, *PROFILE_ARGS),
+        helm4_template(helm4_home, *PROFILE_ARGS),
     ]
     envs = []
     for proc in renders:
