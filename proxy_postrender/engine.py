@@ -142,13 +142,17 @@ def _rewrite(
 ) -> tuple[str, str]:
     expected = yamlio.expected_after([data for _, data in docs], changes)
     newline = segment.newline
-    style = splice.Style()
+    styles = [
+        splice.detect_style(segment.text, node) if doc_ops else None
+        for (node, _), doc_ops in zip(docs, changes, strict=True)
+    ]
+    # the round-trip dump takes one style for the segment: the first changed document's
+    style = next((s for s in styles if s is not None), splice.Style())
     try:
         edits: list[splice.Edit] = []
-        for (node, _), doc_ops in zip(docs, changes, strict=True):
-            if doc_ops:
-                style = splice.detect_style(segment.text, node)
-                edits.extend(splice.edits_for(segment.text, node, doc_ops, newline))
+        for (node, _), doc_ops, doc_style in zip(docs, changes, styles, strict=True):
+            if doc_ops and doc_style is not None:
+                edits.extend(splice.edits_for(segment.text, node, doc_ops, doc_style, newline))
         spliced = splice.apply_edits(segment.text, edits)
         if _matches(spliced, expected):
             return spliced, "splice"

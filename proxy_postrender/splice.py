@@ -299,8 +299,7 @@ def _to_edit(text: str, root: Node, op: Op, style: Style, newline: str) -> Edit:
     raise TypeError(op)
 
 
-def edits_for(text: str, root: Node, ops: list[Op], newline: str) -> list[Edit]:
-    style = detect_style(text, root)
+def edits_for(text: str, root: Node, ops: list[Op], style: Style, newline: str) -> list[Edit]:
     return [_to_edit(text, root, op, style, newline) for op in ops]
 
 
