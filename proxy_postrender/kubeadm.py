@@ -26,6 +26,7 @@ RESTART_CONTAINERD = (
     "systemctl restart containerd && for i in $(seq 1 60); do "
     f"[ -S {CONTAINERD_SOCKET} ] && break; sleep 1; done"
 )
+_LIST_KEYS = ("files", "preKubeadmCommands")
 _WINDOWS_PATH = re.compile(r"^[A-Za-z]:[/\\]")
 
 
@@ -92,18 +93,22 @@ def desired_commands(env: Sequence[tuple[str, str]]) -> list[str]:
     ]
 
 
-def _parse(recorded: Record) -> tuple[list[str], int]:
+def _parse(recorded: Record) -> tuple[list[str], int, set[str]]:
+    """Recorded drop-in paths, count of leading commands, and lists that were ``[]``."""
     files: list[str] = []
     commands = 0
+    empty: set[str] = set()
     for entry in recorded.entries:
         key, _, value = entry.partition("=")
         if key == "files":
             files = [p for p in value.split(",") if p]
         elif key == "commands" and value.isdigit():
             commands = int(value)
+        elif key == "empty":
+            empty = {k for k in value.split(",") if k in _LIST_KEYS}
         else:
             raise InputError(f"annotation {ANNOTATION} is malformed near {entry!r}")
-    return files, commands
+    return files, commands, empty
 
 
 def _list(spec: Mapping[str, Any], key: str, where: str) -> list[Any]:
@@ -132,7 +137,7 @@ def plan(
         spec = spec.get(step) if isinstance(spec, Mapping) else None
     where = ".".join(str(step) for step in spec_path)
     recorded = Record.read(obj, ANNOTATION)
-    owned_files, owned_commands = _parse(recorded)
+    owned_files, owned_commands, empty = _parse(recorded)
     if spec is None:
         result.skipped = f"no {where}"
         return result
@@ -175,7 +180,11 @@ def plan(
             added.append(wanted)
             now_owned.append(wanted["path"])
             result.files_added.append(wanted["path"])
-    result.ops += update_list(spec, spec_full_path, "files", deleted, added)
+    # a list written as "[]" comes back as "[]" when the tool takes its entries out again
+    empty |= {key for key in _LIST_KEYS if spec.get(key) == [] and key in spec}
+    result.ops += update_list(
+        spec, spec_full_path, "files", deleted, added, restore_empty="files" in empty
+    )
 
     # commands: the tool's block stays first
     commands = _list(spec, "preKubeadmCommands", where)
@@ -193,6 +202,7 @@ def plan(
             set(range(owned_commands)),
             wanted_commands,
             front=True,
+            restore_empty="preKubeadmCommands" in empty,
         )
     result.commands = len(wanted_commands)
 
@@ -201,5 +211,7 @@ def plan(
         entries.append("files=" + ",".join(p for p in by_path if p in now_owned))
     if wanted_commands:
         entries.append(f"commands={len(wanted_commands)}")
+    if entries and empty:
+        entries.append("empty=" + ",".join(k for k in _LIST_KEYS if k in empty))
     result.ops += recorded.ops(obj, base, entries)
     return result

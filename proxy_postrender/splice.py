@@ -9,6 +9,7 @@ copies the indentation the document already uses.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import pairwise
@@ -46,6 +47,9 @@ class Style:
 
     map_indent: int = 2
     seq_offset: int = 2  # dash column minus the column of the key that holds the sequence
+    # "|" block scalars for multi-line values; off where the text has no final
+    # newline (a block scalar at the very end would lose its last line break)
+    literal: bool = True
 
 
 def is_block(node: Node) -> bool:
@@ -154,7 +158,7 @@ def _block(value: Any, indent: int, style: Style) -> list[str]:
             elif isinstance(item, list):
                 lines.append(f"{pad}{scalars.render(key)}:")
                 lines.extend(_block(item, indent + style.seq_offset, style))
-            elif isinstance(item, str) and scalars.literal_ok(item):
+            elif isinstance(item, str) and style.literal and scalars.literal_ok(item):
                 lines.append(f"{pad}{scalars.render(key)}: |")
                 inner = " " * (indent + style.map_indent)
                 lines.extend(inner + line for line in item[:-1].split("\n"))
@@ -205,6 +209,25 @@ def _clear(text: str, node: Node) -> Edit:
     return _delete_lines(text, start, next_line_start(text, content_end(node)))
 
 
+def _collapse(text: str, root: Node, op: SetValue, newline: str) -> Edit:
+    """Turn a block sequence back into ``key: []`` (its key's comment stays)."""
+    parent = resolve(root, op.path[:-1])
+    if not isinstance(parent, MappingNode) or not is_block(parent):
+        raise Unsupported("sequence is not in a block mapping")
+    key_node, value_node = mapping_entry(parent, str(op.path[-1]))
+    if not is_block(value_node):
+        raise Unsupported("not a block sequence")
+    colon = text.find(":", key_node.end_mark.index)
+    key_line_end = text.find("\n", colon)
+    if colon < 0 or key_line_end < 0 or key_line_end > value_node.start_mark.index:
+        raise Unsupported("sequence does not start on the line after its key")
+    comment = text[colon + 1 : key_line_end].strip()
+    end = next_line_start(text, content_end(value_node))
+    at_unterminated_end = end == len(text) and not text.endswith("\n")
+    body = " []" + (f"  {comment}" if comment else "")
+    return Edit(colon + 1, end, body if at_unterminated_end else body + newline)
+
+
 def _set_collection(text: str, root: Node, op: SetValue, style: Style, newline: str) -> Edit:
     """Turn ``key: {}``, ``key: []``, ``key: null`` or ``key:`` into a block collection."""
     if not op.path or not isinstance(op.path[-1], str):
@@ -232,11 +255,9 @@ def _set_collection(text: str, root: Node, op: SetValue, style: Style, newline: 
     if comment and not comment.startswith("#"):
         raise Unsupported("more content after the value")
     # the token goes; a comment after it stays on the key's line
-    return Edit(
-        colon + 1,
-        line_end,
-        (f" {comment}" if comment else "") + newline + newline.join(lines) + newline,
-    )
+    body = (f" {comment}" if comment else "") + newline + newline.join(lines)
+    at_unterminated_end = line_end == len(text) and not text.endswith("\n")
+    return Edit(colon + 1, line_end, body if at_unterminated_end else body + newline)
 
 
 def _to_edit(text: str, root: Node, op: Op, style: Style, newline: str) -> Edit:
@@ -244,6 +265,8 @@ def _to_edit(text: str, root: Node, op: Op, style: Style, newline: str) -> Edit:
         node = resolve(root, op.path)
         if op.value is None:
             return _clear(text, node)
+        if op.value == [] and isinstance(node, SequenceNode) and node.value:
+            return _collapse(text, root, op, newline)
         if not isinstance(op.value, str):
             return _set_collection(text, root, op, style, newline)
         if not isinstance(node, ScalarNode):
@@ -300,6 +323,8 @@ def _to_edit(text: str, root: Node, op: Op, style: Style, newline: str) -> Edit:
 
 
 def edits_for(text: str, root: Node, ops: list[Op], style: Style, newline: str) -> list[Edit]:
+    if text and not text.endswith("\n"):
+        style = dataclasses.replace(style, literal=False)
     return [_to_edit(text, root, op, style, newline) for op in ops]
 
 
