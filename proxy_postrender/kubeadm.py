@@ -120,6 +120,85 @@ def _list(spec: Mapping[str, Any], key: str, where: str) -> list[Any]:
     return value
 
 
+@dataclass
+class FilesPlan:
+    ops: list[Op]
+    owned: list[str]  # drop-in paths the tool owns afterwards, in the profile's order
+    added: list[str]
+    kept: list[str]  # drop-in paths the manifest already writes itself
+
+
+def plan_files(
+    parent: Mapping[str, Any],
+    parent_path: Path,
+    key: str,
+    where: str,
+    owned_paths: Sequence[str],
+    wanted: Sequence[Mapping[str, str]],
+    on_conflict: str,
+    *,
+    restore_empty: bool,
+) -> FilesPlan:
+    """The drop-ins in ``parent[key]``: the tool's are replaced when they differ,
+    the manifest's own are kept (or overridden, or an error, per ``on_conflict``)."""
+    items = _list(parent, key, where)
+    by_path = {f["path"]: f for f in wanted}
+    deleted: set[int] = set()
+    owned: list[str] = []
+    kept: list[str] = []
+    seen: set[str] = set()
+    for index, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            raise InputError(f"{where}.{key}[{index}] is not a mapping")
+        path = str(item.get("path"))
+        if path in owned_paths:
+            if path in by_path and dict(item) == by_path[path] and path not in seen:
+                owned.append(path)
+            else:
+                deleted.add(index)
+            seen.add(path)
+        elif path in by_path:
+            if on_conflict == "fail":
+                raise InputError(f"{where}.{key} already writes {path} (onConflict: fail)")
+            if on_conflict == "override":
+                deleted.add(index)
+            else:
+                kept.append(path)
+    added = [dict(f) for f in wanted if f["path"] not in owned and f["path"] not in kept]
+    owned = [f["path"] for f in wanted if f["path"] in owned or f in added]
+    ops = update_list(parent, parent_path, key, deleted, added, restore_empty=restore_empty)
+    return FilesPlan(ops, owned, [f["path"] for f in added], kept)
+
+
+def plan_commands(
+    parent: Mapping[str, Any],
+    parent_path: Path,
+    key: str,
+    where: str,
+    owned_count: int,
+    wanted: Sequence[str],
+    *,
+    restore_empty: bool,
+) -> list[Op]:
+    """The tool's commands stay first in ``parent[key]``, the manifest's follow unchanged."""
+    items = _list(parent, key, where)
+    if len(items) < owned_count:
+        raise InputError(
+            f"{where}.{key} has fewer entries than the {owned_count} the tool recorded"
+        )
+    if items[:owned_count] == list(wanted):
+        return []
+    return update_list(
+        parent,
+        parent_path,
+        key,
+        set(range(owned_count)),
+        list(wanted),
+        front=True,
+        restore_empty=restore_empty,
+    )
+
+
 def plan(
     obj: Mapping[str, Any],
     base: Path,
@@ -150,65 +229,37 @@ def plan(
     wanted_files = desired_files(settings, env, credentials) if settings and env else []
     wanted_commands = desired_commands(env) if settings and env else []
 
-    # files: ours are replaced when they differ, the manifest's own are kept
-    files = _list(spec, "files", where)
-    by_path = {f["path"]: f for f in wanted_files}
-    deleted: set[int] = set()
-    added: list[dict[str, str]] = []
-    now_owned: list[str] = []
-    seen: set[str] = set()
-    for index, item in enumerate(files):
-        if not isinstance(item, Mapping):
-            raise InputError(f"{where}.files[{index}] is not a mapping")
-        path = item.get("path")
-        if path in owned_files:
-            if path in by_path and dict(item) == by_path[path] and path not in seen:
-                now_owned.append(path)
-            else:
-                deleted.add(index)
-            seen.add(str(path))
-        elif path in by_path:
-            if on_conflict == "fail":
-                raise InputError(f"{where}.files already writes {path} (onConflict: fail)")
-            if on_conflict == "override":
-                deleted.add(index)
-            else:
-                result.files_kept.append(str(path))
-                seen.add(str(path))
-    for wanted in wanted_files:
-        if wanted["path"] not in now_owned and wanted["path"] not in result.files_kept:
-            added.append(wanted)
-            now_owned.append(wanted["path"])
-            result.files_added.append(wanted["path"])
     # a list written as "[]" comes back as "[]" when the tool takes its entries out again
     empty |= {key for key in _LIST_KEYS if spec.get(key) == [] and key in spec}
-    result.ops += update_list(
-        spec, spec_full_path, "files", deleted, added, restore_empty="files" in empty
+    files = plan_files(
+        spec,
+        spec_full_path,
+        "files",
+        where,
+        owned_files,
+        wanted_files,
+        on_conflict,
+        restore_empty="files" in empty,
     )
-
-    # commands: the tool's block stays first
-    commands = _list(spec, "preKubeadmCommands", where)
-    if len(commands) < owned_commands:
-        raise InputError(
-            f"{where}.preKubeadmCommands has fewer entries than the {owned_commands} "
-            f"recorded in {ANNOTATION}"
-        )
-    if commands[:owned_commands] != wanted_commands:
-        result.changed_commands = True
-        result.ops += update_list(
-            spec,
-            spec_full_path,
-            "preKubeadmCommands",
-            set(range(owned_commands)),
-            wanted_commands,
-            front=True,
-            restore_empty="preKubeadmCommands" in empty,
-        )
+    result.ops += files.ops
+    result.files_added, result.files_kept = files.added, files.kept
+    commands = plan_commands(
+        spec,
+        spec_full_path,
+        "preKubeadmCommands",
+        where,
+        owned_commands,
+        wanted_commands,
+        restore_empty="preKubeadmCommands" in empty,
+    )
+    result.ops += commands
+    result.changed_commands = bool(commands)
     result.commands = len(wanted_commands)
+    now_owned = files.owned
 
     entries = []
     if now_owned:
-        entries.append("files=" + ",".join(p for p in by_path if p in now_owned))
+        entries.append("files=" + ",".join(now_owned))
     if wanted_commands:
         entries.append(f"commands={len(wanted_commands)}")
     if entries and empty:
