@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from proxy_postrender import kubeadm, splice, stream, targets, workloads, yamlio
+from proxy_postrender import clusterclass, kubeadm, splice, stream, targets, workloads, yamlio
 from proxy_postrender.errors import DocumentContext, InputError
 from proxy_postrender.ops import Op, Path
 from proxy_postrender.request import Request
@@ -65,9 +65,13 @@ def _plan(
         return plan
     if request.nodes is None and request.env:
         return None  # node bootstrap is off; removal (no env) still strips earlier injections
-    return kubeadm.plan(
-        obj, base, request.env, request.nodes, request.on_conflict, request.credentials
-    )
+    for planner in (kubeadm.plan, clusterclass.plan):
+        node_plan = planner(
+            obj, base, request.env, request.nodes, request.on_conflict, request.credentials
+        )
+        if node_plan is not None:
+            return node_plan
+    return None
 
 
 def _needs_parse(segment: stream.Segment) -> bool:

@@ -49,9 +49,12 @@ CONTAINER_LISTS: tuple[str, ...] = ("initContainers", "containers")
 LIST_KINDS: frozenset[str] = frozenset({"List"})
 
 # Every kind that may need parsing; used to pass other documents through unread.
+CLUSTERCLASS = ("cluster.x-k8s.io", "ClusterClass")
+
 CANDIDATE_KINDS: frozenset[str] = (
     frozenset(kind for _, kind in POD_SPECS)
     | frozenset(kind for _, kind in KUBEADM_SPECS)
+    | frozenset({CLUSTERCLASS[1]})
     | LIST_KINDS
 )
 
@@ -67,6 +70,10 @@ def pod_spec_paths(obj: Mapping[str, Any]) -> tuple[Path, ...]:
 
 def kubeadm_spec_path(obj: Mapping[str, Any]) -> Path | None:
     return KUBEADM_SPECS.get((api_group(obj.get("apiVersion")), str(obj.get("kind"))))
+
+
+def is_clusterclass(obj: Mapping[str, Any]) -> bool:
+    return (api_group(obj.get("apiVersion")), str(obj.get("kind"))) == CLUSTERCLASS
 
 
 def is_list(obj: Mapping[str, Any]) -> bool:

@@ -1,0 +1,153 @@
+"""ClusterClass patches that set a whole ``files`` or ``preKubeadmCommands`` list.
+
+When the topology reconciles, such a patch replaces the list of the template,
+wiping whatever the tool injected there. A patch with a literal ``value`` list
+gets the same entries as the template (drop-ins appended, commands first); a
+patch whose list comes from ``valueFrom`` (a variable or a Go template) cannot
+be extended safely and is an error that says what to change. What the tool
+added is recorded per patch (``pI.dJ.jK=files:PATH,PATH`` / ``=commands:N``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from proxy_postrender import kubeadm, targets
+from proxy_postrender.errors import InputError
+from proxy_postrender.kubeadm import NodePlan, NodeSettings
+from proxy_postrender.ops import Path
+from proxy_postrender.record import Record
+
+# In the template objects a patch selects: the JSON pointer of each list.
+LIST_POINTERS: Mapping[str, Mapping[str, str]] = {
+    "KubeadmControlPlaneTemplate": {
+        "/spec/template/spec/kubeadmConfigSpec/files": "files",
+        "/spec/template/spec/kubeadmConfigSpec/preKubeadmCommands": "commands",
+    },
+    "KubeadmConfigTemplate": {
+        "/spec/template/spec/files": "files",
+        "/spec/template/spec/preKubeadmCommands": "commands",
+    },
+}
+
+
+def _parse(recorded: Record) -> tuple[dict[str, list[str]], dict[str, int], set[str]]:
+    files: dict[str, list[str]] = {}
+    commands: dict[str, int] = {}
+    empty: set[str] = set()
+    for entry in recorded.entries:
+        key, _, value = entry.partition("=")
+        kind, _, rest = value.partition(":")
+        if key == "empty":
+            empty = set(value.split(","))
+        elif kind == "files":
+            files[key] = [p for p in rest.split(",") if p]
+        elif kind == "commands" and rest.isdigit():
+            commands[key] = int(rest)
+        else:
+            raise InputError(f"annotation {kubeadm.ANNOTATION} is malformed near {entry!r}")
+    return files, commands, empty
+
+
+def _items(value: Any, where: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InputError(f"{where} is not a list")
+    return value
+
+
+def plan(
+    obj: Mapping[str, Any],
+    base: Path,
+    env: Sequence[tuple[str, str]],
+    settings: NodeSettings | None,
+    on_conflict: str,
+    credentials: bool,
+) -> NodePlan | None:
+    if not targets.is_clusterclass(obj):
+        return None
+    result = NodePlan()
+    recorded = Record.read(obj, kubeadm.ANNOTATION)
+    owned_files, owned_commands, empty = _parse(recorded)
+    wanted_files = kubeadm.desired_files(settings, env, credentials) if settings and env else []
+    wanted_commands = kubeadm.desired_commands(env) if settings and env else []
+    spec: Mapping[str, Any] = obj["spec"] if isinstance(obj.get("spec"), Mapping) else {}
+    entries: list[str] = []
+    now_empty: set[str] = set()
+    for i, patch in enumerate(_items(spec.get("patches"), "spec.patches")):
+        definitions = patch.get("definitions") if isinstance(patch, Mapping) else None
+        for j, definition in enumerate(_items(definitions, f"spec.patches[{i}].definitions")):
+            if not isinstance(definition, Mapping):
+                continue
+            selector = definition.get("selector") or {}
+            pointers = LIST_POINTERS.get(str(selector.get("kind")), {})
+            where_def = f"spec.patches[{i}].definitions[{j}]"
+            for k, json_patch in enumerate(_items(definition.get("jsonPatches"), where_def)):
+                if not isinstance(json_patch, Mapping) or json_patch.get("op") not in (
+                    "add",
+                    "replace",
+                ):
+                    continue
+                target = pointers.get(str(json_patch.get("path")))
+                if target is None:
+                    continue
+                ident = f"p{i}.d{j}.j{k}"
+                where = f"{where_def}.jsonPatches[{k}]"
+                patch_name = patch.get("name", i)
+                if "value" not in json_patch:
+                    if env and settings:
+                        raise InputError(
+                            f"ClusterClass patch {patch_name!r} ({where}) sets the whole "
+                            f"{json_patch.get('path')} from valueFrom, which would wipe the "
+                            "proxy entries when the topology reconciles; append with a path "
+                            "ending in '/-' instead, or add the entries to that value yourself"
+                        )
+                    continue
+                value = json_patch.get("value")
+                list_key = "preKubeadmCommands" if target == "commands" else "files"
+                if kubeadm.is_windows({list_key: value}):
+                    continue
+                path = (*base, "spec", "patches", i, "definitions", j, "jsonPatches", k)
+                # a "value: []" comes back as "[]" when the tool takes its entries out again
+                restore = ident in empty or value == []
+                if restore:
+                    now_empty.add(ident)
+                if target == "files":
+                    files = kubeadm.plan_files(
+                        json_patch,
+                        path,
+                        "value",
+                        where,
+                        owned_files.get(ident, []),
+                        wanted_files,
+                        on_conflict,
+                        restore_empty=restore,
+                    )
+                    result.ops += files.ops
+                    result.files_added += files.added
+                    result.files_kept += files.kept
+                    if files.owned:
+                        entries.append(f"{ident}=files:{','.join(files.owned)}")
+                else:
+                    ops = kubeadm.plan_commands(
+                        json_patch,
+                        path,
+                        "value",
+                        where,
+                        owned_commands.get(ident, 0),
+                        wanted_commands,
+                        restore_empty=restore,
+                    )
+                    result.ops += ops
+                    result.changed_commands |= bool(ops)
+                    if wanted_commands:
+                        entries.append(f"{ident}=commands:{len(wanted_commands)}")
+    owned_idents = {entry.partition("=")[0] for entry in entries}
+    if now_empty & owned_idents:
+        entries.append("empty=" + ",".join(sorted(now_empty & owned_idents)))
+    if not entries and not recorded.current and not result.ops:
+        return None  # a ClusterClass that does not touch the lists: not a target
+    result.ops += recorded.ops(obj, base, entries)
+    return result
