@@ -71,8 +71,18 @@ def plan(
     result = NodePlan()
     recorded = Record.read(obj, kubeadm.ANNOTATION)
     owned_files, owned_commands, empty = _parse(recorded)
-    wanted_files = kubeadm.desired_files(settings, env, credentials) if settings and env else []
-    wanted_commands = kubeadm.desired_commands(env) if settings and env else []
+    secret = None
+    if settings and env and settings.credentials == "secret":
+        if not settings.secret_name:
+            raise InputError(
+                "a ClusterClass serves many clusters: with spec.nodes.credentials: secret, "
+                "set spec.nodes.secretName (a Secret each cluster's namespace provides)"
+            )
+        secret = kubeadm.secret_ref(obj, settings)
+    wanted_files = (
+        kubeadm.desired_files(settings, env, credentials, secret) if settings and env else []
+    )
+    wanted_commands = kubeadm.desired_commands(env, settings, secret) if settings and env else []
     spec: Mapping[str, Any] = obj["spec"] if isinstance(obj.get("spec"), Mapping) else {}
     entries: list[str] = []
     now_empty: set[str] = set()

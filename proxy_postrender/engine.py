@@ -33,6 +33,8 @@ class Result:
     text: str
     documents: int = 0
     passed_through: int = 0
+    generated: int = 0  # Secrets emitted for the node bootstrap
+    regenerated: int = 0  # Secrets an earlier run emitted, replaced
     objects: list[ObjectReport] = field(default_factory=list)
 
     @property
@@ -88,13 +90,69 @@ def process(text: str, request: Request) -> Result:
         # documents as a reader counts them: every "---", and content before the first
         counted = int(content or segment.text.startswith("---"))
         result.documents += counted
+        if content and kubeadm.GENERATED in segment.text and _generated_secret(segment):
+            result.regenerated += 1  # emitted by an earlier run: made anew below
+            continue
         if not content or not _needs_parse(segment):
             result.passed_through += counted
             pieces.append(segment.text)
             continue
         pieces.append(_process_segment(segment, result.documents, request, result))
+    pieces += _secrets(result, request, "".join(pieces))
     result.text = "".join(pieces)
     return result
+
+
+def _generated_secret(segment: stream.Segment) -> bool:
+    """A Secret an earlier run emitted (recognised by its annotation)."""
+    try:
+        docs = yamlio.load_data(segment.text)
+    except yamlio.ParseError:
+        return False
+    return len(docs) == 1 and _is_generated(docs[0])
+
+
+def _is_generated(doc: Any) -> bool:
+    if not isinstance(doc, Mapping) or doc.get("kind") != "Secret":
+        return False
+    annotations = (doc.get("metadata") or {}).get("annotations") or {}
+    return (
+        isinstance(annotations, Mapping) and annotations.get(kubeadm.GENERATED) == "node-bootstrap"
+    )
+
+
+def _secrets(result: Result, request: Request, before: str) -> list[str]:
+    """The Secrets the node bootstrap reads from, as new documents at the end."""
+    settings = request.nodes
+    if not request.env or settings is None or not settings.create_secret:
+        return []
+    refs: dict[tuple[str | None, str], kubeadm.SecretRef] = {}
+    for report in result.objects:
+        ref = getattr(report.plan, "secret", None)
+        if isinstance(ref, kubeadm.SecretRef):
+            refs.setdefault((ref.namespace, ref.name), ref)
+    docs = []
+    for ref in refs.values():
+        metadata: dict[str, Any] = {"name": ref.name}
+        if ref.namespace:
+            metadata["namespace"] = ref.namespace
+        labels = {"clusterctl.cluster.x-k8s.io/move": ""}
+        if ref.cluster:
+            labels["cluster.x-k8s.io/cluster-name"] = ref.cluster
+        metadata["labels"] = labels
+        metadata["annotations"] = {kubeadm.GENERATED: "node-bootstrap"}
+        secret = {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": metadata,
+            "type": "Opaque",
+            "stringData": kubeadm.secret_data(settings, request.env),
+        }
+        docs.append("---\n" + "\n".join(splice.block_lines(secret)) + "\n")
+        result.generated += 1
+    if docs and before and not before.endswith("\n"):
+        docs[0] = "\n" + docs[0]
+    return docs
 
 
 def _process_segment(segment: stream.Segment, index: int, request: Request, result: Result) -> str:

@@ -30,10 +30,55 @@ _LIST_KEYS = ("files", "preKubeadmCommands")
 _WINDOWS_PATH = re.compile(r"^[A-Za-z]:[/\\]")
 
 
+DEFAULT_ENV_FILE = "/etc/proxy-postrender/proxy.env"
+SECRET_KEYS = {"containerd": "containerd-http-proxy.conf", "kubelet": "kubelet-http-proxy.conf"}
+ENV_KEY = "proxy.env"
+GENERATED = "proxy-postrender.io/generated"  # marks the Secrets the tool emits
+
+
 @dataclass(frozen=True)
 class NodeSettings:
     containerd_dropin: str
     kubelet_dropin: str | None
+    credentials: str = "inline"  # "inline": values in the manifests; "secret": contentFrom
+    secret_name: str | None = None  # default: <cluster>-systemd-proxy
+    create_secret: bool = True
+    env_file: str = DEFAULT_ENV_FILE
+
+
+@dataclass(frozen=True)
+class SecretRef:
+    """A Secret the node bootstrap reads its files from."""
+
+    name: str
+    namespace: str | None
+    cluster: str | None
+
+
+def secret_ref(obj: Mapping[str, Any], settings: NodeSettings) -> SecretRef:
+    metadata: Mapping[str, Any] = (
+        obj["metadata"] if isinstance(obj.get("metadata"), Mapping) else {}
+    )
+    labels: Mapping[str, Any] = (
+        metadata["labels"] if isinstance(metadata.get("labels"), Mapping) else {}
+    )
+    cluster = labels.get("cluster.x-k8s.io/cluster-name")
+    namespace = metadata.get("namespace")
+    if settings.secret_name:
+        name = settings.secret_name
+    elif cluster or metadata.get("name"):
+        name = f"{cluster or metadata.get('name')}-systemd-proxy"
+    else:
+        raise InputError("cannot name the proxy Secret: set spec.nodes.secretName")
+    return SecretRef(name, str(namespace) if namespace else None, str(cluster) if cluster else None)
+
+
+def secret_data(settings: NodeSettings, env: Sequence[tuple[str, str]]) -> dict[str, str]:
+    data = {SECRET_KEYS["containerd"]: render.dropin(env)}
+    if settings.kubelet_dropin:
+        data[SECRET_KEYS["kubelet"]] = render.dropin(env)
+    data[ENV_KEY] = render.env_file(env)
+    return data
 
 
 @dataclass
@@ -44,6 +89,7 @@ class NodePlan:
     commands: int = 0  # commands the tool now has in front
     changed_commands: bool = False
     skipped: str | None = None
+    secret: SecretRef | None = None  # the Secret the files now come from
 
     def summary(self) -> str:
         return "node bootstrap"
@@ -72,25 +118,39 @@ def is_windows(spec: Mapping[str, Any]) -> bool:
 
 
 def desired_files(
-    settings: NodeSettings, env: Sequence[tuple[str, str]], credentials: bool
-) -> list[dict[str, str]]:
-    content = render.dropin(env)
-    paths = [settings.containerd_dropin]
+    settings: NodeSettings,
+    env: Sequence[tuple[str, str]],
+    credentials: bool,
+    secret: SecretRef | None = None,
+) -> list[dict[str, Any]]:
+    """The drop-ins (and, with a Secret, the env file) as ``files`` entries."""
+    paths = [("containerd", settings.containerd_dropin)]
     if settings.kubelet_dropin:
-        paths.append(settings.kubelet_dropin)
+        paths.append(("kubelet", settings.kubelet_dropin))
+    if secret is not None:
+
+        def from_secret(path: str, key: str) -> dict[str, Any]:
+            ref = {"secret": {"name": secret.name, "key": key}}
+            return {"path": path, "owner": "root:root", "permissions": "0600", "contentFrom": ref}
+
+        files = [from_secret(path, SECRET_KEYS[unit]) for unit, path in paths]
+        return [*files, from_secret(settings.env_file, ENV_KEY)]
+    content = render.dropin(env)
     permissions = "0600" if credentials else "0640"
     return [
         {"path": path, "owner": "root:root", "permissions": permissions, "content": content}
-        for path in paths
+        for _, path in paths
     ]
 
 
-def desired_commands(env: Sequence[tuple[str, str]]) -> list[str]:
-    return [
-        "systemctl daemon-reload",
-        RESTART_CONTAINERD,
-        *(render.shell_export(name, value) for name, value in env),
-    ]
+def desired_commands(
+    env: Sequence[tuple[str, str]], settings: NodeSettings, secret: SecretRef | None = None
+) -> list[str]:
+    """daemon-reload, a containerd restart that waits for its socket, then the variables."""
+    head = ["systemctl daemon-reload", RESTART_CONTAINERD]
+    if secret is not None:
+        return [*head, f"set -a && . {settings.env_file} && set +a"]
+    return [*head, *(render.shell_export(name, value) for name, value in env)]
 
 
 def _parse(recorded: Record) -> tuple[list[str], int, set[str]]:
@@ -226,8 +286,11 @@ def plan(
         result.skipped = "Windows node template: no Linux drop-ins or commands written"
         return result
     spec_full_path = (*base, *spec_path)
-    wanted_files = desired_files(settings, env, credentials) if settings and env else []
-    wanted_commands = desired_commands(env) if settings and env else []
+    secret = None
+    if settings and env and settings.credentials == "secret":
+        secret = result.secret = secret_ref(obj, settings)
+    wanted_files = desired_files(settings, env, credentials, secret) if settings and env else []
+    wanted_commands = desired_commands(env, settings, secret) if settings and env else []
 
     # a list written as "[]" comes back as "[]" when the tool takes its entries out again
     empty |= {key for key in _LIST_KEYS if spec.get(key) == [] and key in spec}

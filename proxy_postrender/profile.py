@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 
 from proxy_postrender import noproxy
 from proxy_postrender.errors import ProfileError
-from proxy_postrender.kubeadm import NodeSettings
+from proxy_postrender.kubeadm import DEFAULT_ENV_FILE, NodeSettings
 from proxy_postrender.redact import Redactor, redact_url, userinfo
 
 API_VERSION = "proxy-postrender.io/v1alpha1"
@@ -37,7 +37,16 @@ ON_CONFLICT = ("keep", "override", "fail")
 _TOP_LEVEL_FIELDS = {"apiVersion", "kind", "metadata", "spec"}
 _METADATA_FIELDS = {"name", "namespace", "labels", "annotations"}
 _SPEC_FIELDS = {"httpProxy", "httpsProxy", "noProxy", "onConflict", "nodes"}
-_NODES_FIELDS = {"enabled", "containerdDropIn", "kubeletDropIn"}
+_NODES_FIELDS = {
+    "enabled",
+    "containerdDropIn",
+    "kubeletDropIn",
+    "credentials",
+    "secretName",
+    "createSecret",
+    "envFile",
+}
+_DNS_NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 DEFAULT_CONTAINERD_DROPIN = "/etc/systemd/system/containerd.service.d/http-proxy.conf"
 DEFAULT_KUBELET_DROPIN = "/etc/systemd/system/kubelet.service.d/http-proxy.conf"
 _PATH_RE = re.compile(r"^/[A-Za-z0-9._/@+-]+$")
@@ -231,6 +240,7 @@ def _node_settings(value: Any, where: str) -> NodeSettings | None:
     for key, default in (
         ("containerdDropIn", DEFAULT_CONTAINERD_DROPIN),
         ("kubeletDropIn", DEFAULT_KUBELET_DROPIN),
+        ("envFile", DEFAULT_ENV_FILE),
     ):
         path = value.get(key, default)
         if path is None and key == "kubeletDropIn":
@@ -239,7 +249,27 @@ def _node_settings(value: Any, where: str) -> NodeSettings | None:
         if not isinstance(path, str) or not _PATH_RE.match(path) or ".." in path.split("/"):
             raise ProfileError(f"{where}.{key}: must be an absolute path of plain characters")
         paths[key] = path
-    return NodeSettings(str(paths["containerdDropIn"]), paths["kubeletDropIn"])
+    credentials = value.get("credentials", "inline")
+    if credentials not in ("inline", "secret"):
+        raise ProfileError(f"{where}.credentials: {credentials!r} is not one of inline, secret")
+    secret_name = value.get("secretName")
+    if secret_name is not None and (
+        not isinstance(secret_name, str)
+        or len(secret_name) > 253
+        or not _DNS_NAME_RE.match(secret_name)
+    ):
+        raise ProfileError(f"{where}.secretName: must be a Kubernetes object name")
+    create_secret = value.get("createSecret", True)
+    if not isinstance(create_secret, bool):
+        raise ProfileError(f"{where}.createSecret: must be true or false")
+    return NodeSettings(
+        str(paths["containerdDropIn"]),
+        paths["kubeletDropIn"],
+        credentials=credentials,
+        secret_name=secret_name,
+        create_secret=create_secret,
+        env_file=str(paths["envFile"]),
+    )
 
 
 def _build(name: str, fields: Mapping[str, Any], origin: str, redactor: Redactor | None) -> Profile:

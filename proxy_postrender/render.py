@@ -36,3 +36,10 @@ def shell_export(name: str, value: str) -> str:
     """``export NAME='value'`` safe for any value (POSIX single quoting)."""
     _check(value)
     return f"export {name}={shlex.quote(value)}"
+
+
+def env_file(env: Sequence[tuple[str, str]]) -> str:
+    """A file of ``NAME=value`` lines for ``set -a; . FILE`` (POSIX single quoting)."""
+    for _, value in env:
+        _check(value)
+    return "".join(f"{name}={shlex.quote(value)}\n" for name, value in env)

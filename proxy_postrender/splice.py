@@ -170,6 +170,11 @@ def _block(value: Any, indent: int, style: Style) -> list[str]:
     return lines
 
 
+def block_lines(value: dict[str, Any]) -> list[str]:
+    """A whole new document in block style, two-space indents."""
+    return _block(value, 0, Style(seq_offset=0))
+
+
 def _item(element: Any, dash_col: int, content_offset: int, style: Style) -> list[str]:
     if not isinstance(element, dict | list):
         return [" " * dash_col + "- " + scalars.render_block(str(element))]

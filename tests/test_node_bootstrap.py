@@ -162,3 +162,41 @@ def test_windows_templates_never_get_linux_commands() -> None:
     proc = run_cli([str(SHARED_PROFILE), "--report"], data)
     assert proc.stdout == data
     assert b"Windows node template" in proc.stderr
+
+
+def test_secret_mode_keeps_credentials_out_of_the_kubeadm_objects() -> None:
+    out = (GOLDEN / "capi-secret" / "expected.yaml").read_text()
+    docs = [d for d in yamlio.load_data(out) if isinstance(d, dict)]
+    secrets = [d for d in docs if d["kind"] == "Secret"]
+    assert len(secrets) == 1 and secrets[0]["metadata"]["namespace"] == "clusters"
+    for doc in docs:
+        if doc["kind"] != "Secret":
+            assert "p%40ss" not in str(doc) and "proxy.corp.example" not in str(doc)
+    data = secrets[0]["stringData"]
+    url = 'http://build:p%40ss"w\\rd@proxy.corp.example:3128'
+    env = dict(
+        systemd_unquote_environment(line)
+        for line in data["kubelet-http-proxy.conf"].splitlines()[1:]
+    )
+    assert env["HTTPS_PROXY"] == url
+    script = ["set -a", *data["proxy.env"].splitlines(), "set +a"]
+    assert bash_values(script, ["HTTP_PROXY", "no_proxy"]) == [
+        url,
+        ".svc,.cluster.local,10.0.0.0/8",
+    ]
+    # the name the kubeadm objects read the files from is the Secret's
+    for spec in _specs(out):
+        refs = {f["contentFrom"]["secret"]["name"] for f in spec["files"]}
+        assert refs == {secrets[0]["metadata"]["name"]}
+
+
+def test_secret_mode_needs_a_secret_name_for_cluster_classes(tmp_path: Any) -> None:
+    profile = tmp_path / "p.yaml"
+    profile.write_text(SHARED_PROFILE.read_text() + "  nodes:\n    credentials: secret\n")
+    data = (GOLDEN / "capi-clusterclass" / "input.yaml").read_bytes()
+    proc = run_cli([str(profile)], data)
+    assert proc.returncode == 1 and proc.stdout == b""
+    assert b"set spec.nodes.secretName" in proc.stderr
+    profile.write_text(profile.read_text() + "    secretName: corp-proxy\n")
+    proc = run_cli([str(profile)], data)
+    assert proc.returncode == 0 and b"name: corp-proxy" in proc.stdout
