@@ -118,7 +118,7 @@ def plan(
                 value = json_patch.get("value")
                 list_key = "preKubeadmCommands" if target == "commands" else "files"
                 if kubeadm.is_windows({list_key: value}):
-                    continue
+                    continue  # Windows ClusterClass patches: not extended (yet)
                 path = (*base, "spec", "patches", i, "definitions", j, "jsonPatches", k)
                 # a "value: []" comes back as "[]" when the tool takes its entries out again
                 restore = ident in empty or value == []

@@ -44,6 +44,7 @@ class NodeSettings:
     secret_name: str | None = None  # default: <cluster>-systemd-proxy
     create_secret: bool = True
     env_file: str = DEFAULT_ENV_FILE
+    windows: str = "configure"  # or "skip": leave Windows node templates alone
 
 
 @dataclass(frozen=True)
@@ -282,15 +283,23 @@ def plan(
         return result
     if not isinstance(spec, Mapping):
         raise InputError(f"{where} is not a mapping")
-    if is_windows(spec) and not owned_files and not owned_commands:
-        result.skipped = "Windows node template: no Linux drop-ins or commands written"
-        return result
     spec_full_path = (*base, *spec_path)
     secret = None
-    if settings and env and settings.credentials == "secret":
-        secret = result.secret = secret_ref(obj, settings)
-    wanted_files = desired_files(settings, env, credentials, secret) if settings and env else []
-    wanted_commands = desired_commands(env, settings, secret) if settings and env else []
+    wanted_files: list[dict[str, Any]] = []
+    wanted_commands: list[str] = []
+    if is_windows(spec):
+        # never a Linux command in a Windows template
+        if settings and env and settings.windows == "skip":
+            result.skipped = "Windows node template left alone (nodes.windows: skip)"
+        elif settings and env and settings.credentials == "secret":
+            result.skipped = "Windows node template: secret mode covers Linux nodes only"
+        elif settings and env:
+            wanted_commands = [render.powershell_machine_env(env)]
+    elif settings and env:
+        if settings.credentials == "secret":
+            secret = result.secret = secret_ref(obj, settings)
+        wanted_files = desired_files(settings, env, credentials, secret)
+        wanted_commands = desired_commands(env, settings, secret)
 
     # a list written as "[]" comes back as "[]" when the tool takes its entries out again
     empty |= {key for key in _LIST_KEYS if spec.get(key) == [] and key in spec}

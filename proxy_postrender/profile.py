@@ -45,6 +45,7 @@ _NODES_FIELDS = {
     "secretName",
     "createSecret",
     "envFile",
+    "windows",
 }
 _DNS_NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 DEFAULT_CONTAINERD_DROPIN = "/etc/systemd/system/containerd.service.d/http-proxy.conf"
@@ -259,6 +260,9 @@ def _node_settings(value: Any, where: str) -> NodeSettings | None:
         or not _DNS_NAME_RE.match(secret_name)
     ):
         raise ProfileError(f"{where}.secretName: must be a Kubernetes object name")
+    windows = value.get("windows", "configure")
+    if windows not in ("configure", "skip"):
+        raise ProfileError(f"{where}.windows: {windows!r} is not one of configure, skip")
     create_secret = value.get("createSecret", True)
     if not isinstance(create_secret, bool):
         raise ProfileError(f"{where}.createSecret: must be true or false")
@@ -269,6 +273,7 @@ def _node_settings(value: Any, where: str) -> NodeSettings | None:
         secret_name=secret_name,
         create_secret=create_secret,
         env_file=str(paths["envFile"]),
+        windows=windows,
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import shlex
 from collections.abc import Sequence
 
@@ -43,3 +44,26 @@ def env_file(env: Sequence[tuple[str, str]]) -> str:
     for _, value in env:
         _check(value)
     return "".join(f"{name}={shlex.quote(value)}\n" for name, value in env)
+
+
+def powershell_string(value: str) -> str:
+    """A PowerShell single-quoted string: only the quote itself is doubled."""
+    _check(value)
+    return "'" + value.replace("'", "''") + "'"
+
+
+def powershell_machine_env(env: Sequence[tuple[str, str]], service: str = "containerd") -> str:
+    """One command that sets ``env`` machine-wide on Windows and restarts ``service``.
+
+    The script travels base64-encoded (UTF-16LE, as ``-EncodedCommand`` wants),
+    so no value ever meets cmd.exe or PowerShell command-line quoting.
+    """
+    lines = ["$ErrorActionPreference = 'Stop'"]
+    lines += [
+        f"[Environment]::SetEnvironmentVariable({powershell_string(n)}, "
+        f"{powershell_string(v)}, 'Machine')"
+        for n, v in env
+    ]
+    lines.append(f"Restart-Service {service}")
+    encoded = base64.b64encode("\n".join(lines).encode("utf-16-le")).decode("ascii")
+    return f"powershell -NoProfile -NonInteractive -EncodedCommand {encoded}"

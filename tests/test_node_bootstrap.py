@@ -157,11 +157,47 @@ def test_nodes_can_be_switched_off(tmp_path: Any) -> None:
     assert proc.returncode == 0 and proc.stdout == CAPI
 
 
-def test_windows_templates_never_get_linux_commands() -> None:
-    data = (GOLDEN / "capi-windows" / "input.yaml").read_bytes()
-    proc = run_cli([str(SHARED_PROFILE), "--report"], data)
+def powershell_machine_env(command: str) -> dict[str, str]:
+    """Decode an -EncodedCommand and read its SetEnvironmentVariable calls."""
+    import base64
+    import re
+
+    prefix = "powershell -NoProfile -NonInteractive -EncodedCommand "
+    assert command.startswith(prefix)
+    script = base64.b64decode(command[len(prefix) :]).decode("utf-16-le")
+    quoted = r"'((?:[^']|'')*)'"
+    calls = re.findall(
+        rf"^\[Environment\]::SetEnvironmentVariable\({quoted}, {quoted}, 'Machine'\)$",
+        script,
+        re.MULTILINE,
+    )
+    assert script.splitlines()[-1] == "Restart-Service containerd"
+    return {name.replace("''", "'"): value.replace("''", "'") for name, value in calls}
+
+
+@settings(max_examples=100)
+@given(HOSTILE)
+def test_powershell_values_read_back_exactly(value: str) -> None:
+    command = render.powershell_machine_env([("HTTP_PROXY", value), ("no_proxy", "x")])
+    assert powershell_machine_env(command) == {"HTTP_PROXY": value, "no_proxy": "x"}
+
+
+def test_windows_templates_get_powershell_never_linux_commands() -> None:
+    out = (GOLDEN / "capi-windows" / "expected.yaml").read_text()
+    (spec,) = _specs(out)
+    assert [f["path"] for f in spec["files"]] == ["c:/k/azure.json"]
+    first, *rest = spec["preKubeadmCommands"]
+    assert rest == ["powershell c:/create-external-network.ps1"]
+    assert powershell_machine_env(first)["HTTPS_PROXY"] == "http://proxy.corp.example:3128"
+    assert "systemctl" not in out and "export " not in out
+
+
+def test_windows_templates_can_be_skipped() -> None:
+    data = (GOLDEN / "capi-windows-skip" / "input.yaml").read_bytes()
+    profile = GOLDEN / "capi-windows-skip" / "profile.yaml"
+    proc = run_cli([str(profile), "--report"], data)
     assert proc.stdout == data
-    assert b"Windows node template" in proc.stderr
+    assert b"Windows node template left alone (nodes.windows: skip)" in proc.stderr
 
 
 def test_secret_mode_keeps_credentials_out_of_the_kubeadm_objects() -> None:
