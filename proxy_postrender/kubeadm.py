@@ -45,6 +45,8 @@ class NodeSettings:
     create_secret: bool = True
     env_file: str = DEFAULT_ENV_FILE
     windows: str = "configure"  # or "skip": leave Windows node templates alone
+    # "dropins": values in each drop-in; "envfile": one env file, drop-ins point at it
+    layout: str = "dropins"
 
 
 @dataclass(frozen=True)
@@ -75,9 +77,12 @@ def secret_ref(obj: Mapping[str, Any], settings: NodeSettings) -> SecretRef:
 
 
 def secret_data(settings: NodeSettings, env: Sequence[tuple[str, str]]) -> dict[str, str]:
-    data = {SECRET_KEYS["containerd"]: render.dropin(env)}
-    if settings.kubelet_dropin:
-        data[SECRET_KEYS["kubelet"]] = render.dropin(env)
+    """The Secret's keys: the env file, and with the drop-ins layout the drop-ins too."""
+    data = {}
+    if settings.layout == "dropins":
+        data[SECRET_KEYS["containerd"]] = render.dropin(env)
+        if settings.kubelet_dropin:
+            data[SECRET_KEYS["kubelet"]] = render.dropin(env)
     data[ENV_KEY] = render.env_file(env)
     return data
 
@@ -124,24 +129,30 @@ def desired_files(
     credentials: bool,
     secret: SecretRef | None = None,
 ) -> list[dict[str, Any]]:
-    """The drop-ins (and, with a Secret, the env file) as ``files`` entries."""
+    """The drop-ins, and the env file where one is used, as ``files`` entries."""
     paths = [("containerd", settings.containerd_dropin)]
     if settings.kubelet_dropin:
         paths.append(("kubelet", settings.kubelet_dropin))
+    secret_mode = "0600" if credentials else "0640"
+
+    def entry(path: str, content: str, permissions: str = secret_mode) -> dict[str, Any]:
+        return {"path": path, "owner": "root:root", "permissions": permissions, "content": content}
+
+    def from_secret(path: str, key: str) -> dict[str, Any]:
+        assert secret is not None
+        ref = {"secret": {"name": secret.name, "key": key}}
+        return {"path": path, "owner": "root:root", "permissions": "0600", "contentFrom": ref}
+
+    if settings.layout == "envfile":
+        # the drop-ins carry no value: systemd reads the one env file
+        dropins = [entry(p, render.dropin_envfile(settings.env_file), "0640") for _, p in paths]
+        if secret is not None:
+            return [*dropins, from_secret(settings.env_file, ENV_KEY)]
+        return [*dropins, entry(settings.env_file, render.env_file(env), "0600")]
     if secret is not None:
-
-        def from_secret(path: str, key: str) -> dict[str, Any]:
-            ref = {"secret": {"name": secret.name, "key": key}}
-            return {"path": path, "owner": "root:root", "permissions": "0600", "contentFrom": ref}
-
         files = [from_secret(path, SECRET_KEYS[unit]) for unit, path in paths]
         return [*files, from_secret(settings.env_file, ENV_KEY)]
-    content = render.dropin(env)
-    permissions = "0600" if credentials else "0640"
-    return [
-        {"path": path, "owner": "root:root", "permissions": permissions, "content": content}
-        for _, path in paths
-    ]
+    return [entry(path, render.dropin(env)) for _, path in paths]
 
 
 def desired_commands(
@@ -149,7 +160,7 @@ def desired_commands(
 ) -> list[str]:
     """daemon-reload, a containerd restart that waits for its socket, then the variables."""
     head = ["systemctl daemon-reload", RESTART_CONTAINERD]
-    if secret is not None:
+    if secret is not None or settings.layout == "envfile":
         return [*head, f"set -a && . {settings.env_file} && set +a"]
     return [*head, *(render.shell_export(name, value) for name, value in env)]
 

@@ -46,6 +46,7 @@ _NODES_FIELDS = {
     "createSecret",
     "envFile",
     "windows",
+    "layout",
 }
 _DNS_NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 DEFAULT_CONTAINERD_DROPIN = "/etc/systemd/system/containerd.service.d/http-proxy.conf"
@@ -260,6 +261,9 @@ def _node_settings(value: Any, where: str) -> NodeSettings | None:
         or not _DNS_NAME_RE.match(secret_name)
     ):
         raise ProfileError(f"{where}.secretName: must be a Kubernetes object name")
+    layout = value.get("layout", "dropins")
+    if layout not in ("dropins", "envfile"):
+        raise ProfileError(f"{where}.layout: {layout!r} is not one of dropins, envfile")
     windows = value.get("windows", "configure")
     if windows not in ("configure", "skip"):
         raise ProfileError(f"{where}.windows: {windows!r} is not one of configure, skip")
@@ -274,6 +278,7 @@ def _node_settings(value: Any, where: str) -> NodeSettings | None:
         create_secret=create_secret,
         env_file=str(paths["envFile"]),
         windows=windows,
+        layout=layout,
     )
 
 

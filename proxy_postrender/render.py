@@ -33,6 +33,11 @@ def dropin(env: Sequence[tuple[str, str]]) -> str:
     return "[Service]\n" + "".join(systemd_environment(n, v) + "\n" for n, v in env)
 
 
+def dropin_envfile(path: str) -> str:
+    """A drop-in that reads the service's environment from ``path``."""
+    return f"[Service]\nEnvironmentFile={path.replace('%', '%%')}\n"
+
+
 def shell_export(name: str, value: str) -> str:
     """``export NAME='value'`` safe for any value (POSIX single quoting)."""
     _check(value)
@@ -40,7 +45,12 @@ def shell_export(name: str, value: str) -> str:
 
 
 def env_file(env: Sequence[tuple[str, str]]) -> str:
-    """A file of ``NAME=value`` lines for ``set -a; . FILE`` (POSIX single quoting)."""
+    """``NAME=value`` lines, POSIX single-quoted.
+
+    Both readers take the same text: ``set -a; . FILE`` in a shell, and
+    systemd's EnvironmentFile= (which, like the shell, joins adjacent quoted
+    parts and expands no ``%`` specifiers or ``$`` references).
+    """
     for _, value in env:
         _check(value)
     return "".join(f"{name}={shlex.quote(value)}\n" for name, value in env)

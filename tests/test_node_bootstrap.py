@@ -236,3 +236,70 @@ def test_secret_mode_needs_a_secret_name_for_cluster_classes(tmp_path: Any) -> N
     profile.write_text(profile.read_text() + "    secretName: corp-proxy\n")
     proc = run_cli([str(profile)], data)
     assert proc.returncode == 0 and b"name: corp-proxy" in proc.stdout
+
+
+def systemd_environment_file(text: str) -> dict[str, str]:
+    """Read an EnvironmentFile= the way systemd does (shell-like quoting, no expansion).
+
+    Unquoted: a backslash takes the next character literally; single quotes
+    take everything up to the next quote; double quotes take backslash escapes
+    of ``"`` ``\\`` ``` ` ``` ``$`` only; adjacent parts join into one value.
+    """
+    values: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith(("#", ";")):
+            continue
+        name, _, raw = line.partition("=")
+        value, i = [], 0
+        while i < len(raw):
+            ch = raw[i]
+            if ch == "'":
+                end = raw.index("'", i + 1)
+                value.append(raw[i + 1 : end])
+                i = end + 1
+            elif ch == '"':
+                i += 1
+                while raw[i] != '"':
+                    if raw[i] == "\\" and raw[i + 1] in '"\\`$':
+                        i += 1
+                    value.append(raw[i])
+                    i += 1
+                i += 1
+            elif ch == "\\":
+                value.append(raw[i + 1])
+                i += 2
+            else:
+                value.append(ch)
+                i += 1
+        values[name.strip()] = "".join(value).strip()
+    return values
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(HOSTILE.filter(lambda v: v == v.strip()), min_size=1, max_size=4))
+def test_env_file_reads_the_same_in_systemd_and_bash(values: list[str]) -> None:
+    env = [(f"V{i}", v) for i, v in enumerate(values)]
+    text = render.env_file(env)
+    assert systemd_environment_file(text) == dict(env)
+    script = ["set -a", *text.splitlines(), "set +a"]
+    assert bash_values(script, [n for n, _ in env]) == values
+
+
+def test_envfile_layout_points_the_dropins_at_one_file() -> None:
+    out = (GOLDEN / "capi-envfile" / "expected.yaml").read_text()
+    url = "http://build:it's%25@proxy.corp.example:3128"
+    for spec in _specs(out):
+        files = {f["path"]: f for f in spec["files"]}
+        env_file = files[kubeadm.DEFAULT_ENV_FILE]
+        assert env_file["permissions"] == "0600"
+        assert systemd_environment_file(env_file["content"])["https_proxy"] == url
+        for path in (
+            "/etc/systemd/system/containerd.service.d/http-proxy.conf",
+            "/etc/systemd/system/kubelet.service.d/http-proxy.conf",
+        ):
+            assert files[path]["content"] == (
+                f"[Service]\nEnvironmentFile={kubeadm.DEFAULT_ENV_FILE}\n"
+            )
+        assert spec["preKubeadmCommands"][2] == (
+            f"set -a && . {kubeadm.DEFAULT_ENV_FILE} && set +a"
+        )
