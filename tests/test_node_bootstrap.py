@@ -246,7 +246,7 @@ def systemd_environment_file(text: str) -> dict[str, str]:
     of ``"`` ``\\`` ``` ` ``` ``$`` only; adjacent parts join into one value.
     """
     values: dict[str, str] = {}
-    for line in text.splitlines():
+    for line in text.split("\n"):  # systemd splits on newlines only
         if not line.strip() or line.lstrip().startswith(("#", ";")):
             continue
         name, _, raw = line.partition("=")
@@ -281,7 +281,7 @@ def test_env_file_reads_the_same_in_systemd_and_bash(values: list[str]) -> None:
     env = [(f"V{i}", v) for i, v in enumerate(values)]
     text = render.env_file(env)
     assert systemd_environment_file(text) == dict(env)
-    script = ["set -a", *text.splitlines(), "set +a"]
+    script = ["set -a", *text.split("\n"), "set +a"]
     assert bash_values(script, [n for n, _ in env]) == values
 
 
