@@ -123,6 +123,11 @@ def validate_proxy_url(value: str, where: str) -> str:
         raise ProfileError(f"{where}: proxy URL {shown!r} contains whitespace")
     if "://" not in value:
         raise ProfileError(f"{where}: proxy URL {shown!r} needs a scheme (http:// or https://)")
+    if "{" in value or "}" in value:
+        # Cluster API's cloud-init user data is a Jinja template: braces would be expanded
+        raise ProfileError(
+            f"{where}: proxy URL {shown!r} holds '{{' or '}}'; percent-encode them (%7B %7D)"
+        )
     info = userinfo(value)
     if info and any(ch in info for ch in "/?#[]@"):
         raise ProfileError(
@@ -251,6 +256,13 @@ def _node_settings(value: Any, where: str) -> NodeSettings | None:
         if not isinstance(path, str) or not _PATH_RE.match(path) or ".." in path.split("/"):
             raise ProfileError(f"{where}.{key}: must be an absolute path of plain characters")
         paths[key] = path
+    for key in ("containerdDropIn", "kubeletDropIn"):
+        path = paths[key]
+        if path is not None and (not path.endswith(".conf") or ".d/" not in path):
+            raise ProfileError(f"{where}.{key}: a drop-in is a UNIT.d/NAME.conf file")
+    chosen = [p for p in paths.values() if p is not None]
+    if len(set(chosen)) != len(chosen):
+        raise ProfileError(f"{where}: containerdDropIn, kubeletDropIn and envFile must differ")
     credentials = value.get("credentials", "inline")
     if credentials not in ("inline", "secret"):
         raise ProfileError(f"{where}.credentials: {credentials!r} is not one of inline, secret")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import re
 import shlex
 from collections.abc import Sequence
 
@@ -56,10 +57,14 @@ def env_file(env: Sequence[tuple[str, str]]) -> str:
     return "".join(f"{name}={shlex.quote(value)}\n" for name, value in env)
 
 
+# PowerShell ends a single-quoted string at any of these; each is escaped by doubling
+_PS_QUOTES = re.compile("(['\u2018\u2019\u201a\u201b])")
+
+
 def powershell_string(value: str) -> str:
-    """A PowerShell single-quoted string: only the quote itself is doubled."""
+    """A PowerShell single-quoted string: every quote character PowerShell knows is doubled."""
     _check(value)
-    return "'" + value.replace("'", "''") + "'"
+    return "'" + _PS_QUOTES.sub(r"\1\1", value) + "'"
 
 
 def powershell_machine_env(env: Sequence[tuple[str, str]], service: str = "containerd") -> str:

@@ -157,26 +157,54 @@ def test_nodes_can_be_switched_off(tmp_path: Any) -> None:
     assert proc.returncode == 0 and proc.stdout == CAPI
 
 
+PS_QUOTES = "'\u2018\u2019\u201a\u201b"  # PowerShell ends a '...' string at any of these
+
+
+def powershell_strings(line: str) -> list[str]:
+    """The single-quoted strings of a PowerShell line, read as PowerShell reads them:
+    any quote character ends the string unless another quote character follows."""
+    strings, i = [], 0
+    while i < len(line):
+        if line[i] not in PS_QUOTES:
+            i += 1
+            continue
+        value, i = [], i + 1
+        while True:
+            ch = line[i]
+            if ch in PS_QUOTES:
+                if i + 1 < len(line) and line[i + 1] in PS_QUOTES:
+                    value.append(ch)
+                    i += 2
+                    continue
+                i += 1
+                break
+            value.append(ch)
+            i += 1
+        strings.append("".join(value))
+    return strings
+
+
 def powershell_machine_env(command: str) -> dict[str, str]:
     """Decode an -EncodedCommand and read its SetEnvironmentVariable calls."""
     import base64
-    import re
 
     prefix = "powershell -NoProfile -NonInteractive -EncodedCommand "
     assert command.startswith(prefix)
     script = base64.b64decode(command[len(prefix) :]).decode("utf-16-le")
-    quoted = r"'((?:[^']|'')*)'"
-    calls = re.findall(
-        rf"^\[Environment\]::SetEnvironmentVariable\({quoted}, {quoted}, 'Machine'\)$",
-        script,
-        re.MULTILINE,
-    )
-    assert script.splitlines()[-1] == "Restart-Service containerd"
-    return {name.replace("''", "'"): value.replace("''", "'") for name, value in calls}
+    lines = script.split("\n")
+    assert lines[0] == "$ErrorActionPreference = 'Stop'"
+    assert lines[-1] == "Restart-Service containerd"
+    env = {}
+    for line in lines[1:-1]:
+        assert line.startswith("[Environment]::SetEnvironmentVariable(") and line.endswith(")")
+        name, value, scope = powershell_strings(line)  # exactly three strings: nothing escaped
+        assert scope == "Machine"
+        env[name] = value
+    return env
 
 
-@settings(max_examples=100)
-@given(HOSTILE)
+@settings(max_examples=200)
+@given(HOSTILE | st.text(st.sampled_from(PS_QUOTES + 'a;$`"()'), min_size=1, max_size=12))
 def test_powershell_values_read_back_exactly(value: str) -> None:
     command = render.powershell_machine_env([("HTTP_PROXY", value), ("no_proxy", "x")])
     assert powershell_machine_env(command) == {"HTTP_PROXY": value, "no_proxy": "x"}

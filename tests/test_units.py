@@ -227,3 +227,26 @@ def test_block_rendering_keeps_commands_and_paths_plain() -> None:
         assert scalars.render_block(value) == value
     for value in ["yes", "a: b", "a #b", "- x", "'q'", "1 2", ".5", "x "]:
         assert scalars.render_block(value) != value
+
+
+def test_profile_rejects_braces_that_cloud_init_would_expand(tmp_path: Path) -> None:
+    path = _write(tmp_path, BASE.format(name="a", url="http://u:pa{{ss@proxy:3128"))
+    with pytest.raises(ProfileError, match="percent-encode them"):
+        profile.load(path, environ={})
+
+
+@pytest.mark.parametrize(
+    ("nodes", "message"),
+    [
+        ("kubeletDropIn: /etc/systemd/system/kubelet.service.d/proxy.txt", "UNIT.d/NAME.conf"),
+        ("envFile: /etc/systemd/system/containerd.service.d/http-proxy.conf", "must differ"),
+        ("layout: sideways", "layout"),
+        ("windows: maybe", "windows"),
+        ("credentials: vault", "credentials"),
+        ("secretName: Not_A_Name", "secretName"),
+    ],
+)
+def test_profile_rejects_bad_node_settings(tmp_path: Path, nodes: str, message: str) -> None:
+    text = BASE.format(name="a", url="http://proxy:3128") + f"  nodes:\n    {nodes}\n"
+    with pytest.raises(ProfileError, match=message):
+        profile.load(_write(tmp_path, text), environ={})
