@@ -105,8 +105,11 @@ def test_profile_env_expansion(tmp_path: Path) -> None:
 
 
 def test_profile_escaped_dollar(tmp_path: Path) -> None:
+    assert profile.expand_vars("a$${X}b${Y}", "w", {"Y": "y"}) == "a${X}by"
+    # the escape leaves literal braces, which a proxy URL may not hold
     path = _write(tmp_path, BASE.format(name="a", url="http://u:p$${X}@proxy:3128"))
-    assert profile.load(path, environ={}).http_proxy == "http://u:p${X}@proxy:3128"
+    with pytest.raises(ProfileError, match="percent-encode"):
+        profile.load(path, environ={})
 
 
 @pytest.mark.parametrize(
