@@ -71,13 +71,9 @@ def plan(
     result = NodePlan()
     recorded = Record.read(obj, kubeadm.ANNOTATION)
     owned_files, owned_commands, empty = _parse(recorded)
+    injecting = bool(settings and env)
     secret = None
-    if settings and env and settings.credentials == "secret":
-        if not settings.secret_name:
-            raise InputError(
-                "a ClusterClass serves many clusters: with spec.nodes.credentials: secret, "
-                "set spec.nodes.secretName (a Secret each cluster's namespace provides)"
-            )
+    if settings and env and settings.credentials == "secret" and settings.secret_name:
         secret = kubeadm.secret_ref(obj, settings)
     wanted_files = (
         kubeadm.desired_files(settings, env, credentials, secret) if settings and env else []
@@ -95,17 +91,31 @@ def plan(
             pointers = LIST_POINTERS.get(str(selector.get("kind")), {})
             where_def = f"spec.patches[{i}].definitions[{j}]"
             for k, json_patch in enumerate(_items(definition.get("jsonPatches"), where_def)):
-                if not isinstance(json_patch, Mapping) or json_patch.get("op") not in (
-                    "add",
-                    "replace",
-                ):
+                if not isinstance(json_patch, Mapping):
                     continue
-                target = pointers.get(str(json_patch.get("path")))
-                if target is None:
-                    continue
-                ident = f"p{i}.d{j}.j{k}"
+                op, pointer = json_patch.get("op"), str(json_patch.get("path"))
                 where = f"{where_def}.jsonPatches[{k}]"
                 patch_name = patch.get("name", i)
+                wiped = [p for p in pointers if p.startswith(pointer + "/")]
+                wipes = bool(wiped) and op in ("add", "replace", "remove")
+                if injecting and (wipes or (op == "remove" and pointer in pointers)):
+                    raise InputError(
+                        f"ClusterClass patch {patch_name!r} ({where}) does '{op}' on {pointer}, "
+                        f"which would wipe the proxy entries in {', '.join(wiped) or pointer} "
+                        "when the topology reconciles; patch the fields below it instead"
+                    )
+                if op not in ("add", "replace"):
+                    continue
+                target = pointers.get(pointer)
+                if target is None:
+                    continue
+                if injecting and settings and settings.credentials == "secret" and secret is None:
+                    raise InputError(
+                        "a ClusterClass serves many clusters: with spec.nodes.credentials: "
+                        "secret, set spec.nodes.secretName (a Secret each cluster's "
+                        "namespace provides)"
+                    )
+                ident = f"p{i}.d{j}.j{k}"
                 if "value" not in json_patch:
                     if env and settings:
                         raise InputError(
@@ -154,6 +164,13 @@ def plan(
                     result.changed_commands |= bool(ops)
                     if wanted_commands:
                         entries.append(f"{ident}=commands:{len(wanted_commands)}")
+    if result.changed_commands or any("=commands:" in e for e in entries):
+        result.commands = len(wanted_commands)
+    if secret is not None and entries:
+        result.notes.append(
+            f"the files come from Secret {secret.name}, which is not emitted for a ClusterClass: "
+            "create it in each cluster's namespace"
+        )
     owned_idents = {entry.partition("=")[0] for entry in entries}
     if now_empty & owned_idents:
         entries.append("empty=" + ",".join(sorted(now_empty & owned_idents)))

@@ -90,7 +90,12 @@ def process(text: str, request: Request) -> Result:
         # documents as a reader counts them: every "---", and content before the first
         counted = int(content or segment.text.startswith("---"))
         result.documents += counted
-        if content and kubeadm.GENERATED in segment.text and _generated_secret(segment):
+        if (
+            content
+            and (request.nodes is not None or not request.env)
+            and kubeadm.GENERATED in segment.text
+            and _generated_secret(segment)
+        ):
             result.regenerated += 1  # emitted by an earlier run: made anew below
             continue
         if not content or not _needs_parse(segment):
@@ -115,10 +120,32 @@ def _generated_secret(segment: stream.Segment) -> bool:
 def _is_generated(doc: Any) -> bool:
     if not isinstance(doc, Mapping) or doc.get("kind") != "Secret":
         return False
-    annotations = (doc.get("metadata") or {}).get("annotations") or {}
+    metadata = doc.get("metadata")
+    annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
     return (
         isinstance(annotations, Mapping) and annotations.get(kubeadm.GENERATED) == "node-bootstrap"
     )
+
+
+def _existing_secrets(text: str, names: set[str]) -> set[tuple[str | None, str]]:
+    """(namespace, name) of the Secrets in ``text`` that carry one of ``names``."""
+    found: set[tuple[str | None, str]] = set()
+    for segment in stream.split(text):
+        if segment.sniff_kind() not in (None, "Secret", "List"):
+            continue
+        if not any(name in segment.text for name in names):
+            continue
+        try:
+            docs = yamlio.load_data(segment.text)
+        except yamlio.ParseError:
+            continue
+        for doc in docs:
+            for _, obj in targets.walk_objects(doc):
+                metadata = obj.get("metadata")
+                if obj.get("kind") == "Secret" and isinstance(metadata, Mapping):
+                    namespace = metadata.get("namespace")
+                    found.add((str(namespace) if namespace else None, str(metadata.get("name"))))
+    return found
 
 
 def _secrets(result: Result, request: Request, before: str) -> list[str]:
@@ -131,6 +158,14 @@ def _secrets(result: Result, request: Request, before: str) -> list[str]:
         ref = getattr(report.plan, "secret", None)
         if isinstance(ref, kubeadm.SecretRef):
             refs.setdefault((ref.namespace, ref.name), ref)
+    clash = _existing_secrets(before, {ref.name for ref in refs.values()}) & set(refs)
+    if clash:
+        namespace, name = sorted(clash, key=str)[0]
+        raise InputError(
+            f"the stream already holds a Secret {namespace + '/' if namespace else ''}{name}, "
+            "the name the node bootstrap would emit; set spec.nodes.createSecret: false to use "
+            "it, or spec.nodes.secretName to pick another name"
+        )
     docs = []
     for ref in refs.values():
         metadata: dict[str, Any] = {"name": ref.name}

@@ -96,6 +96,7 @@ class NodePlan:
     changed_commands: bool = False
     skipped: str | None = None
     secret: SecretRef | None = None  # the Secret the files now come from
+    notes: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         return "node bootstrap"
@@ -105,17 +106,41 @@ class NodePlan:
         if self.skipped:
             lines.append(f"    skipped: {self.skipped}")
         if self.files_added:
-            lines.append(f"    files written: {', '.join(self.files_added)}")
+            lines.append(f"    files written: {', '.join(dict.fromkeys(self.files_added))}")
         if self.changed_commands:
             lines.append(f"    preKubeadmCommands: {self.commands} commands in front")
         lines += [f"    kept (set by the manifest): {path}" for path in self.files_kept]
+        lines += [f"    note: {note}" for note in self.notes]
         return lines
+
+
+_PROXY_NAMES = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy")
+_POWERSHELL_PREFIX = "powershell -NoProfile -NonInteractive -EncodedCommand "
+
+
+def is_tool_command(command: Any) -> bool:
+    """Whether a preKubeadmCommands entry is one this tool writes."""
+    if not isinstance(command, str):
+        return False
+    return (
+        command in ("systemctl daemon-reload", RESTART_CONTAINERD)
+        or any(command.startswith(f"export {name}=") for name in _PROXY_NAMES)
+        or (command.startswith("set -a && . ") and command.endswith(" && set +a"))
+        or command.startswith(_POWERSHELL_PREFIX)
+    )
+
+
+def _runs_powershell(command: Any) -> bool:
+    if not isinstance(command, str) or not command.strip():
+        return False
+    first = command.split()[0].lower().rsplit("/", 1)[-1].rsplit("\\", 1)[-1]
+    return first in ("powershell", "powershell.exe", "pwsh", "pwsh.exe") or first.endswith(".ps1")
 
 
 def is_windows(spec: Mapping[str, Any]) -> bool:
     """A Windows node template: PowerShell commands or ``c:/`` file paths."""
     commands = [*(spec.get("preKubeadmCommands") or []), *(spec.get("postKubeadmCommands") or [])]
-    if any(isinstance(c, str) and "powershell" in c.lower() for c in commands):
+    if any(_runs_powershell(c) for c in commands):
         return True
     files = spec.get("files") or []
     return any(
@@ -254,9 +279,11 @@ def plan_commands(
 ) -> list[Op]:
     """The tool's commands stay first in ``parent[key]``, the manifest's follow unchanged."""
     items = _list(parent, key, where)
-    if len(items) < owned_count:
+    if len(items) < owned_count or not all(map(is_tool_command, items[:owned_count])):
         raise InputError(
-            f"{where}.{key} has fewer entries than the {owned_count} the tool recorded"
+            f"{where}.{key}: the first {owned_count} entries, recorded in {ANNOTATION} as the "
+            "tool's, are not all its commands (was the list edited?); restore them or delete "
+            "the annotation"
         )
     if items[:owned_count] == list(wanted):
         return []

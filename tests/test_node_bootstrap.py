@@ -331,3 +331,85 @@ def test_envfile_layout_points_the_dropins_at_one_file() -> None:
         assert spec["preKubeadmCommands"][2] == (
             f"set -a && . {kubeadm.DEFAULT_ENV_FILE} && set +a"
         )
+
+
+KCT = """apiVersion: bootstrap.cluster.x-k8s.io/v1beta1
+kind: KubeadmConfigTemplate
+metadata:
+  name: c1-md
+  namespace: ns1
+  labels:
+    cluster.x-k8s.io/cluster-name: c1
+spec:
+  template:
+    spec:
+      preKubeadmCommands:
+      - echo mine
+"""
+
+
+def _profile(tmp_path: Any, nodes: str) -> str:
+    path = tmp_path / f"p{abs(hash(nodes))}.yaml"
+    path.write_text(SHARED_PROFILE.read_text() + "  nodes:\n" + nodes)
+    return str(path)
+
+
+def test_a_rerun_never_deletes_commands_the_tool_did_not_write(tmp_path: Any) -> None:
+    once = run_cli([str(SHARED_PROFILE)], KCT.encode()).stdout.decode()
+    edited = once.replace(
+        "- systemctl daemon-reload", "- swapoff -a\n      - systemctl daemon-reload", 1
+    )
+    proc = run_cli([str(SHARED_PROFILE)], edited.encode())
+    assert proc.returncode == 1 and proc.stdout == b""
+    assert b"are not all its commands" in proc.stderr
+
+
+def test_switching_nodes_off_keeps_the_secret_the_manifests_still_reference(tmp_path: Any) -> None:
+    secret_mode = _profile(tmp_path, "    credentials: secret\n")
+    off = _profile(tmp_path, "    enabled: false\n")
+    once = run_cli([secret_mode], KCT.encode()).stdout
+    assert b"kind: Secret" in once
+    assert run_cli([off], once).stdout == once
+
+
+def test_a_secret_of_the_same_name_in_the_stream_is_an_error(tmp_path: Any) -> None:
+    own = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: c1-systemd-proxy\n  namespace: ns1\n"
+    proc = run_cli(
+        [_profile(tmp_path, "    credentials: secret\n")], (own + "---\n" + KCT).encode()
+    )
+    assert proc.returncode == 1 and b"already holds a Secret ns1/c1-systemd-proxy" in proc.stderr
+    reuse = _profile(tmp_path, "    credentials: secret\n    createSecret: false\n")
+    proc = run_cli([reuse], (own + "---\n" + KCT).encode())
+    assert proc.returncode == 0 and proc.stdout.count(b"kind: Secret") == 1
+
+
+def test_a_linux_command_that_mentions_powershell_stays_linux() -> None:
+    text = KCT.replace("echo mine", "apt-get install -y powershell")
+    spec = _specs(run_cli([str(SHARED_PROFILE)], text.encode()).stdout.decode())[0]
+    assert spec["preKubeadmCommands"][0] == "systemctl daemon-reload"
+    assert len(spec["files"]) == 2
+
+
+def test_clusterclass_patch_replacing_a_parent_of_the_lists_is_an_error() -> None:
+    data = (GOLDEN / "capi-clusterclass" / "input.yaml").read_text()
+    data = data.replace(
+        "path: /spec/template/spec/kubeadmConfigSpec/files", "path: /spec/template/spec", 1
+    )
+    proc = run_cli([str(SHARED_PROFILE)], data.encode())
+    assert proc.returncode == 1 and b"would wipe the proxy entries" in proc.stderr
+
+
+def test_clusterclass_secret_mode_names_the_secret_to_create(tmp_path: Any) -> None:
+    data = (GOLDEN / "capi-clusterclass" / "input.yaml").read_bytes()
+    no_lists = data.split(b"---\n")[1]
+    assert run_cli([_profile(tmp_path, "    credentials: secret\n")], no_lists).returncode == 0
+    named = _profile(tmp_path, "    credentials: secret\n    secretName: corp-proxy\n")
+    proc = run_cli([named, "--report"], data)
+    assert proc.returncode == 0
+    assert b"Secret corp-proxy, which is not emitted for a ClusterClass" in proc.stderr
+
+
+def test_a_secret_with_odd_metadata_does_not_crash() -> None:
+    data = b"apiVersion: v1\nkind: Secret\nmetadata: [proxy-postrender.io/generated]\n"
+    proc = run_cli([str(SHARED_PROFILE)], data)
+    assert proc.returncode == 0 and proc.stdout == data

@@ -119,7 +119,10 @@ def workload(draw: Any) -> dict[str, Any]:
 def kubeadm_object(draw: Any) -> dict[str, Any]:
     (group, kind), spec_path = draw(st.sampled_from(sorted(targets.KUBEADM_SPECS.items())))
     spec: dict[str, Any] = {}
-    commands = draw(st.lists(TEXT.filter(lambda t: t.strip() == t and t), max_size=3))
+    linux = TEXT.filter(
+        lambda t: t.strip() == t and t and not kubeadm.is_windows({"preKubeadmCommands": [t]})
+    )
+    commands = draw(st.lists(linux, max_size=3))
     if commands:
         spec["preKubeadmCommands"] = commands
     if draw(st.booleans()):
