@@ -50,14 +50,6 @@ def _parse(recorded: Record) -> tuple[dict[str, list[str]], dict[str, int], set[
     return files, commands, empty
 
 
-def _items(value: Any, where: str) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise InputError(f"{where} is not a list")
-    return value
-
-
 def plan(
     obj: Mapping[str, Any],
     base: Path,
@@ -82,15 +74,19 @@ def plan(
     spec: Mapping[str, Any] = obj["spec"] if isinstance(obj.get("spec"), Mapping) else {}
     entries: list[str] = []
     now_empty: set[str] = set()
-    for i, patch in enumerate(_items(spec.get("patches"), "spec.patches")):
+    for i, patch in enumerate(kubeadm.as_list(spec.get("patches"), "spec.patches")):
         definitions = patch.get("definitions") if isinstance(patch, Mapping) else None
-        for j, definition in enumerate(_items(definitions, f"spec.patches[{i}].definitions")):
+        for j, definition in enumerate(
+            kubeadm.as_list(definitions, f"spec.patches[{i}].definitions")
+        ):
             if not isinstance(definition, Mapping):
                 continue
             selector = definition.get("selector") or {}
             pointers = LIST_POINTERS.get(str(selector.get("kind")), {})
             where_def = f"spec.patches[{i}].definitions[{j}]"
-            for k, json_patch in enumerate(_items(definition.get("jsonPatches"), where_def)):
+            for k, json_patch in enumerate(
+                kubeadm.as_list(definition.get("jsonPatches"), where_def)
+            ):
                 if not isinstance(json_patch, Mapping):
                     continue
                 op, pointer = json_patch.get("op"), str(json_patch.get("path"))

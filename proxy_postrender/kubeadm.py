@@ -208,13 +208,17 @@ def _parse(recorded: Record) -> tuple[list[str], int, set[str]]:
     return files, commands, empty
 
 
-def _list(spec: Mapping[str, Any], key: str, where: str) -> list[Any]:
-    value = spec.get(key)
+def as_list(value: Any, where: str) -> list[Any]:
+    """A list value, or [] for null; anything else is an input error naming ``where``."""
     if value is None:
         return []
     if not isinstance(value, list):
-        raise InputError(f"{where}.{key} is not a list")
+        raise InputError(f"{where} is not a list")
     return value
+
+
+def _list(spec: Mapping[str, Any], key: str, where: str) -> list[Any]:
+    return as_list(spec.get(key), f"{where}.{key}")
 
 
 @dataclass
