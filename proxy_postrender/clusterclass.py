@@ -65,12 +65,9 @@ def plan(
     owned_files, owned_commands, empty = _parse(recorded)
     injecting = bool(settings and env)
     secret = None
-    if settings and env and settings.credentials == "secret" and settings.secret_name:
+    if injecting and settings and settings.credentials == "secret" and settings.secret_name:
         secret = kubeadm.secret_ref(obj, settings)
-    wanted_files = (
-        kubeadm.desired_files(settings, env, credentials, secret) if settings and env else []
-    )
-    wanted_commands = kubeadm.desired_commands(env, settings, secret) if settings and env else []
+    wanted_files, wanted_commands = kubeadm.desired_entries(settings, env, credentials, secret)
     spec: Mapping[str, Any] = obj["spec"] if isinstance(obj.get("spec"), Mapping) else {}
     entries: list[str] = []
     now_empty: set[str] = set()
@@ -113,7 +110,7 @@ def plan(
                     )
                 ident = f"p{i}.d{j}.j{k}"
                 if "value" not in json_patch:
-                    if env and settings:
+                    if injecting:
                         raise InputError(
                             f"ClusterClass patch {patch_name!r} ({where}) sets the whole "
                             f"{json_patch.get('path')} from valueFrom, which would wipe the "

@@ -33,8 +33,6 @@ class Result:
     text: str
     documents: int = 0
     passed_through: int = 0
-    generated: int = 0  # Secrets emitted for the node bootstrap
-    regenerated: int = 0  # Secrets an earlier run emitted, replaced
     objects: list[ObjectReport] = field(default_factory=list)
 
     @property
@@ -96,8 +94,7 @@ def process(text: str, request: Request) -> Result:
             and kubeadm.GENERATED in segment.text
             and _generated_secret(segment)
         ):
-            result.regenerated += 1  # emitted by an earlier run: made anew below
-            continue
+            continue  # emitted by an earlier run: made anew below
         if not content or not _needs_parse(segment):
             result.passed_through += counted
             pieces.append(segment.text)
@@ -155,9 +152,9 @@ def _secrets(result: Result, request: Request, before: str) -> list[str]:
         return []
     refs: dict[tuple[str | None, str], kubeadm.SecretRef] = {}
     for report in result.objects:
-        ref = getattr(report.plan, "secret", None)
-        if isinstance(ref, kubeadm.SecretRef):
-            refs.setdefault((ref.namespace, ref.name), ref)
+        plan = report.plan
+        if isinstance(plan, kubeadm.NodePlan) and plan.secret is not None:
+            refs.setdefault((plan.secret.namespace, plan.secret.name), plan.secret)
     clash = _existing_secrets(before, {ref.name for ref in refs.values()}) & set(refs)
     if clash:
         namespace, name = sorted(clash, key=str)[0]
@@ -184,7 +181,6 @@ def _secrets(result: Result, request: Request, before: str) -> list[str]:
             "stringData": kubeadm.secret_data(settings, request.env),
         }
         docs.append("---\n" + "\n".join(splice.block_lines(secret)) + "\n")
-        result.generated += 1
     if docs and before and not before.endswith("\n"):
         docs[0] = "\n" + docs[0]
     return docs

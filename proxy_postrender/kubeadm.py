@@ -190,6 +190,20 @@ def desired_commands(
     return [*head, *(render.shell_export(name, value) for name, value in env)]
 
 
+def desired_entries(
+    settings: NodeSettings | None,
+    env: Sequence[tuple[str, str]],
+    credentials: bool,
+    secret: SecretRef | None,
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The files and leading commands a Linux spec should carry; none when removing."""
+    if settings is None or not env:
+        return [], []
+    return desired_files(settings, env, credentials, secret), desired_commands(
+        env, settings, secret
+    )
+
+
 def _parse(recorded: Record) -> tuple[list[str], int, set[str]]:
     """Recorded drop-in paths, count of leading commands, and lists that were ``[]``."""
     files: list[str] = []
@@ -266,9 +280,11 @@ def plan_files(
             else:
                 kept.append(path)
     added = [dict(f) for f in wanted if f["path"] not in owned and f["path"] not in kept]
-    owned = [f["path"] for f in wanted if f["path"] in owned or f in added]
+    added_paths = [f["path"] for f in added]
+    # in the profile's order: those kept as they were, and those added now
+    now_owned = [f["path"] for f in wanted if f["path"] in owned or f["path"] in added_paths]
     ops = update_list(parent, parent_path, key, deleted, added, restore_empty=restore_empty)
-    return FilesPlan(ops, owned, [f["path"] for f in added], kept)
+    return FilesPlan(ops, now_owned, added_paths, kept)
 
 
 def plan_commands(
@@ -340,8 +356,7 @@ def plan(
     elif settings and env:
         if settings.credentials == "secret":
             secret = result.secret = secret_ref(obj, settings)
-        wanted_files = desired_files(settings, env, credentials, secret)
-        wanted_commands = desired_commands(env, settings, secret)
+        wanted_files, wanted_commands = desired_entries(settings, env, credentials, secret)
 
     # a list written as "[]" comes back as "[]" when the tool takes its entries out again
     empty |= {key for key in _LIST_KEYS if spec.get(key) == [] and key in spec}

@@ -60,11 +60,12 @@ def get(tree: Any, path: Path) -> Any:
     return node
 
 
-def _copy(value: Any) -> Any:
+def copy_tree(value: Any) -> Any:
+    """A copy of plain data in which no dict or list is shared (tuples become lists)."""
     if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
+        return {k: copy_tree(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_copy(v) for v in value]
+        return [copy_tree(v) for v in value]
     return value
 
 
@@ -77,7 +78,7 @@ def apply(tree: Any, ops: list[Op]) -> None:
     for op in ops:
         if isinstance(op, SetValue):
             parent = get(tree, op.path[:-1])
-            parent[op.path[-1]] = _copy(op.value)
+            parent[op.path[-1]] = copy_tree(op.value)
     deletions = [op for op in ops if isinstance(op, DeleteItem | DeleteKey)]
     for op in sorted(deletions, key=_deletion_order, reverse=True):
         parent = get(tree, op.path[:-1])
@@ -86,15 +87,15 @@ def apply(tree: Any, ops: list[Op]) -> None:
         if isinstance(op, InsertItems):
             seq = get(tree, op.path)
             assert isinstance(seq, MutableSequence)
-            seq[0:0] = [_copy(item) for item in op.items]
+            seq[0:0] = [copy_tree(item) for item in op.items]
         elif isinstance(op, AppendItems):
             seq = get(tree, op.path)
             assert isinstance(seq, MutableSequence)
-            seq.extend(_copy(item) for item in op.items)
+            seq.extend(copy_tree(item) for item in op.items)
         elif isinstance(op, AddKey):
             mapping = get(tree, op.path)
             assert isinstance(mapping, MutableMapping)
-            mapping[op.key] = _copy(op.value)
+            mapping[op.key] = copy_tree(op.value)
 
 
 def _deletion_order(op: DeleteItem | DeleteKey) -> tuple[Path, int]:

@@ -90,15 +90,6 @@ def shares_nodes(root: Node) -> bool:
     return _check_expansion(root)
 
 
-def _unshared(value: Any) -> Any:
-    """A copy in which no list or mapping is reachable twice (aliases expanded)."""
-    if isinstance(value, dict):
-        return {k: _unshared(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_unshared(v) for v in value]
-    return value
-
-
 _SURROGATE_RE = re.compile("[\udc80-\udcff]")
 
 
@@ -120,7 +111,8 @@ def compose(text: str) -> list[tuple[Node, Any]]:
             node = loader.get_node()
             shared = may_alias and _check_expansion(node)
             data = loader.construct_document(node)
-            docs.append((node, _unshared(data) if shared else data))
+            # aliases expanded: no list or mapping reachable twice
+            docs.append((node, ops_mod.copy_tree(data) if shared else data))
     except YAMLError as exc:
         raise _error(exc) from None
     except (ValueError, KeyError, TypeError):
