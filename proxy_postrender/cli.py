@@ -187,6 +187,7 @@ def run(
             on_conflict=loaded.on_conflict,
             nodes=loaded.nodes,
             credentials=loaded.has_credentials,
+            no_proxy=loaded.no_proxy_config,
         )
     data = sys.stdin.buffer.read()
     text, bom = stream.decode(data)

@@ -13,7 +13,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from proxy_postrender import clusterclass, kubeadm, splice, stream, targets, workloads, yamlio
+from proxy_postrender import (
+    clusterclass,
+    discovery,
+    kubeadm,
+    splice,
+    stream,
+    targets,
+    workloads,
+    yamlio,
+)
+from proxy_postrender.environments import Environments
 from proxy_postrender.errors import DocumentContext, InputError
 from proxy_postrender.ops import Op, Path
 from proxy_postrender.request import Request
@@ -57,7 +67,7 @@ def _context(segment: stream.Segment, index: int, obj: Any) -> DocumentContext:
 
 
 def _plan(
-    obj: Mapping[str, Any], base: Path, request: Request
+    obj: Mapping[str, Any], base: Path, request: Request, envs: Environments
 ) -> workloads.ObjectPlan | kubeadm.NodePlan | None:
     """The plan of whichever planner owns the object's kind (None: not a target)."""
     plan = workloads.plan(obj, base, request)
@@ -65,13 +75,47 @@ def _plan(
         return plan
     if request.nodes is None and request.env:
         return None  # node bootstrap is off; removal (no env) still strips earlier injections
+    if targets.kubeadm_spec_path(obj) is None and not targets.is_clusterclass(obj):
+        return None
+    node = envs.for_node(obj)
     for planner in (kubeadm.plan, clusterclass.plan):
         node_plan = planner(
-            obj, base, request.env, request.nodes, request.on_conflict, request.credentials
+            obj, base, node.env, request.nodes, request.on_conflict, request.credentials
         )
         if node_plan is not None:
+            if request.env:
+                node_plan.no_proxy_from = node.clusters
+                node_plan.matched = node.how
+            if node_plan.secret is not None:
+                node_plan.secret_env = node.env
             return node_plan
     return None
+
+
+def _discover(segments: list[stream.Segment], request: Request) -> discovery.ClusterIndex | None:
+    """Index the Cluster API objects of the stream, when the NO_PROXY needs them."""
+    config = request.no_proxy
+    if config is None or not config.discover or request.nodes is None or not request.env:
+        return None
+    objects: list[Mapping[str, Any]] = []
+    for segment in segments:
+        if discovery.CAPI_GROUP not in segment.text or not segment.has_content():
+            continue
+        kind = segment.sniff_kind()
+        if (
+            kind is not None
+            and kind not in targets.LIST_KINDS
+            and kind not in discovery.DISCOVERY_KINDS
+            and not kind.endswith("Cluster")
+        ):
+            continue
+        try:
+            docs = yamlio.load_data(segment.text)
+        except (yamlio.ParseError, RecursionError):
+            continue  # reported by the main pass when it is a target
+        for doc in docs:
+            objects += [obj for _, obj in targets.walk_objects(doc)]
+    return discovery.discover(objects)
 
 
 def _needs_parse(segment: stream.Segment) -> bool:
@@ -83,7 +127,9 @@ def process(text: str, request: Request) -> Result:
     """Transform a whole stream (without BOM); raise InputError on any problem."""
     result = Result(text="")
     pieces: list[str] = []
-    for segment in stream.split(text):
+    segments = list(stream.split(text))
+    envs = Environments(request, _discover(segments, request))
+    for segment in segments:
         content = segment.has_content()
         # documents as a reader counts them: every "---", and content before the first
         counted = int(content or segment.text.startswith("---"))
@@ -99,7 +145,7 @@ def process(text: str, request: Request) -> Result:
             result.passed_through += counted
             pieces.append(segment.text)
             continue
-        pieces.append(_process_segment(segment, result.documents, request, result))
+        pieces.append(_process_segment(segment, result.documents, request, envs, result))
     pieces += _secrets(result, request, "".join(pieces))
     result.text = "".join(pieces)
     return result
@@ -151,10 +197,20 @@ def _secrets(result: Result, request: Request, before: str) -> list[str]:
     if not request.env or settings is None or not settings.create_secret:
         return []
     refs: dict[tuple[str | None, str], kubeadm.SecretRef] = {}
+    contents: dict[tuple[str | None, str], tuple[tuple[str, str], ...]] = {}
     for report in result.objects:
         plan = report.plan
         if isinstance(plan, kubeadm.NodePlan) and plan.secret is not None:
-            refs.setdefault((plan.secret.namespace, plan.secret.name), plan.secret)
+            key = (plan.secret.namespace, plan.secret.name)
+            refs.setdefault(key, plan.secret)
+            if contents.setdefault(key, plan.secret_env) != plan.secret_env:
+                namespace, name = key
+                raise InputError(
+                    f"the Secret {namespace + '/' if namespace else ''}{name} would need two "
+                    "contents: objects of clusters with different NO_PROXY values share it; "
+                    "label them with cluster.x-k8s.io/cluster-name or drop spec.nodes.secretName",
+                    report.context,
+                )
     clash = _existing_secrets(before, {ref.name for ref in refs.values()}) & set(refs)
     if clash:
         namespace, name = sorted(clash, key=str)[0]
@@ -164,7 +220,7 @@ def _secrets(result: Result, request: Request, before: str) -> list[str]:
             "it, or spec.nodes.secretName to pick another name"
         )
     docs = []
-    for ref in refs.values():
+    for key, ref in refs.items():
         metadata: dict[str, Any] = {"name": ref.name}
         if ref.namespace:
             metadata["namespace"] = ref.namespace
@@ -178,7 +234,7 @@ def _secrets(result: Result, request: Request, before: str) -> list[str]:
             "kind": "Secret",
             "metadata": metadata,
             "type": "Opaque",
-            "stringData": kubeadm.secret_data(settings, request.env),
+            "stringData": kubeadm.secret_data(settings, contents[key]),
         }
         docs.append("---\n" + "\n".join(splice.block_lines(secret)) + "\n")
     if docs and before and not before.endswith("\n"):
@@ -186,15 +242,19 @@ def _secrets(result: Result, request: Request, before: str) -> list[str]:
     return docs
 
 
-def _process_segment(segment: stream.Segment, index: int, request: Request, result: Result) -> str:
+def _process_segment(
+    segment: stream.Segment, index: int, request: Request, envs: Environments, result: Result
+) -> str:
     try:
-        return _process_parsed(segment, index, request, result)
+        return _process_parsed(segment, index, request, envs, result)
     except RecursionError:
         context = DocumentContext(index, segment.line, source=segment.helm_source())
         raise InputError("the document is nested too deeply", context) from None
 
 
-def _process_parsed(segment: stream.Segment, index: int, request: Request, result: Result) -> str:
+def _process_parsed(
+    segment: stream.Segment, index: int, request: Request, envs: Environments, result: Result
+) -> str:
     try:
         docs = yamlio.compose(segment.text)
     except yamlio.ParseError as exc:
@@ -210,7 +270,7 @@ def _process_parsed(segment: stream.Segment, index: int, request: Request, resul
         for base, obj in targets.walk_objects(data):
             context = _context(segment, index, obj)
             try:
-                plan = _plan(obj, base, request)
+                plan = _plan(obj, base, request, envs)
             except InputError as exc:
                 raise InputError(exc.message, context) from None
             if plan is None:

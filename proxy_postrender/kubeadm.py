@@ -96,7 +96,10 @@ class NodePlan:
     changed_commands: bool = False
     skipped: str | None = None
     secret: SecretRef | None = None  # the Secret the files now come from
+    secret_env: tuple[tuple[str, str], ...] = ()  # what the Secret must hold
     notes: list[str] = field(default_factory=list)
+    no_proxy_from: tuple[str, ...] = ()  # the clusters whose networks NO_PROXY holds
+    matched: str | None = None  # how the object was matched to them (or why not)
 
     def summary(self) -> str:
         return "node bootstrap"
@@ -111,6 +114,12 @@ class NodePlan:
             lines.append(f"    preKubeadmCommands: {self.commands} commands in front")
         lines += [f"    kept (set by the manifest): {path}" for path in self.files_kept]
         lines += [f"    note: {note}" for note in self.notes]
+        if self.no_proxy_from:
+            lines.append(
+                f"    NO_PROXY for {', '.join(self.no_proxy_from)} ({self.matched or 'matched'})"
+            )
+        elif self.matched:
+            lines.append(f"    NO_PROXY without cluster values: {self.matched}")
         return lines
 
 

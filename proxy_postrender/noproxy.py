@@ -114,3 +114,30 @@ def normalise(values: Iterable[str]) -> list[NoProxyEntry]:
 
 def join(entries: Iterable[NoProxyEntry]) -> str:
     return ",".join(entry.text for entry in entries)
+
+
+@dataclass(frozen=True)
+class Sourced:
+    """A normalised entry and every source that asked for it (first one first)."""
+
+    entry: NoProxyEntry
+    sources: tuple[str, ...]
+
+
+def merge(groups: Iterable[tuple[str, Iterable[NoProxyEntry]]]) -> list[Sourced]:
+    """Merge ``(source, entries)`` groups in order; an entry keeps its first place.
+
+    Later sources of an entry already present are recorded, not repeated.
+    """
+    order: list[str] = []
+    sources: dict[str, list[str]] = {}
+    entries: dict[str, NoProxyEntry] = {}
+    for source, group in groups:
+        for entry in group:
+            if entry.text not in entries:
+                entries[entry.text] = entry
+                order.append(entry.text)
+                sources[entry.text] = []
+            if source not in sources[entry.text]:
+                sources[entry.text].append(source)
+    return [Sourced(entries[text], tuple(sources[text])) for text in order]

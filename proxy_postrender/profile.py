@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from proxy_postrender import noproxy
+from proxy_postrender import noproxy, presets, scope
 from proxy_postrender.errors import ProfileError
 from proxy_postrender.kubeadm import DEFAULT_ENV_FILE, NodeSettings
 from proxy_postrender.redact import Redactor, redact_url, userinfo
+from proxy_postrender.scope import ClusterNetwork, NoProxyConfig
 
 API_VERSION = "proxy-postrender.io/v1alpha1"
 KIND = "ProxyProfile"
@@ -36,7 +37,25 @@ ON_CONFLICT = ("keep", "override", "fail")
 
 _TOP_LEVEL_FIELDS = {"apiVersion", "kind", "metadata", "spec"}
 _METADATA_FIELDS = {"name", "namespace", "labels", "annotations"}
-_SPEC_FIELDS = {"httpProxy", "httpsProxy", "noProxy", "onConflict", "nodes"}
+_SPEC_FIELDS = {
+    "httpProxy",
+    "httpsProxy",
+    "noProxy",
+    "noProxyPresets",
+    "noProxyStyle",
+    "noProxyDiscovery",
+    "cluster",
+    "onConflict",
+    "nodes",
+}
+_CLUSTER_FIELDS = {
+    "domain",
+    "podCIDRs",
+    "serviceCIDRs",
+    "apiServer",
+    "controlPlaneEndpoint",
+    "nodeCIDRs",
+}
 _NODES_FIELDS = {
     "enabled",
     "containerdDropIn",
@@ -61,7 +80,7 @@ class Profile:
     name: str
     http_proxy: str | None
     https_proxy: str | None
-    no_proxy: tuple[noproxy.NoProxyEntry, ...] = ()
+    no_proxy_config: NoProxyConfig = field(default_factory=NoProxyConfig)
     on_conflict: str = "keep"
     nodes: NodeSettings | None = field(
         default_factory=lambda: NodeSettings(DEFAULT_CONTAINERD_DROPIN, DEFAULT_KUBELET_DROPIN)
@@ -73,16 +92,26 @@ class Profile:
             "@" in urlsplit(url).netloc for url in (self.http_proxy, self.https_proxy) if url
         )
 
+    def no_proxy(self) -> list[noproxy.Sourced]:
+        """The NO_PROXY entries of the workloads, with their sources."""
+        return scope.build(self.no_proxy_config)
+
     def env_vars(self) -> list[tuple[str, str]]:
         """The variables every container gets, upper case first, in a fixed order."""
-        upper: list[tuple[str, str]] = []
-        if self.http_proxy:
-            upper.append(("HTTP_PROXY", self.http_proxy))
-        if self.https_proxy:
-            upper.append(("HTTPS_PROXY", self.https_proxy))
-        if self.no_proxy:
-            upper.append(("NO_PROXY", noproxy.join(self.no_proxy)))
-        return upper + [(name.lower(), value) for name, value in upper]
+        return env_with(self.http_proxy, self.https_proxy, self.no_proxy())
+
+
+def env_with(
+    http_proxy: str | None, https_proxy: str | None, entries: list[noproxy.Sourced]
+) -> list[tuple[str, str]]:
+    upper: list[tuple[str, str]] = []
+    if http_proxy:
+        upper.append(("HTTP_PROXY", http_proxy))
+    if https_proxy:
+        upper.append(("HTTPS_PROXY", https_proxy))
+    if entries:
+        upper.append(("NO_PROXY", noproxy.join(item.entry for item in entries)))
+    return upper + [(name.lower(), value) for name, value in upper]
 
 
 @dataclass
@@ -157,6 +186,8 @@ def _expand_tree(value: Any, where: str, environ: Mapping[str, str]) -> Any:
         return expand_vars(value, where, environ)
     if isinstance(value, list):
         return [_expand_tree(v, f"{where}[{i}]", environ) for i, v in enumerate(value)]
+    if isinstance(value, Mapping):
+        return {k: _expand_tree(v, f"{where}.{k}", environ) for k, v in value.items()}
     return value
 
 
@@ -164,7 +195,12 @@ def _check_keys(obj: Mapping[str, Any], allowed: set[str], where: str) -> None:
     unknown = sorted(str(k) for k in obj if k not in allowed)
     if unknown:
         known = ", ".join(sorted(allowed))
-        raise ProfileError(f"{where}: unknown field(s) {', '.join(unknown)} (allowed: {known})")
+        by_case = {name.lower(): name for name in allowed}
+        hints = [by_case[k.lower()] for k in unknown if k.lower() in by_case]
+        hint = f" (did you mean {', '.join(hints)}?)" if hints else ""
+        raise ProfileError(
+            f"{where}: unknown field(s) {', '.join(unknown)}{hint} (allowed: {known})"
+        )
 
 
 def _no_proxy_entries(value: Any, where: str) -> tuple[noproxy.NoProxyEntry, ...]:
@@ -230,6 +266,111 @@ def from_flags(overrides: Overrides, redactor: Redactor | None = None) -> Profil
         "onConflict": overrides.on_conflict,
     }
     return _build("flags", {k: v for k, v in fields.items() if v is not None}, "flags", redactor)
+
+
+def _string_list(value: Any, where: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = noproxy.split_value(value)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ProfileError(f"{where}: must be a list of strings or a comma-separated string")
+    return tuple(v.strip() for v in value if v.strip())
+
+
+def _check_entries(values: tuple[str, ...], where: str, kinds: tuple[str, ...]) -> None:
+    for value in values:
+        try:
+            entry = noproxy.parse_entry(value)
+        except noproxy.NoProxyEntryError as exc:
+            raise ProfileError(f"{where}: {exc}") from None
+        if entry.kind not in kinds or entry.port is not None:
+            wanted = " or ".join(
+                {"cidr": "a CIDR", "ip": "an IP address", "domain": "a host name"}[k] for k in kinds
+            )
+            raise ProfileError(f"{where}: {value!r} is not {wanted}")
+
+
+def _endpoint_host(value: Any, where: str) -> str | None:
+    """The host of ``host``, ``host:port`` or ``[v6]:port``."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ProfileError(f"{where}: must be a host name or address, optionally with a port")
+    try:
+        entry = noproxy.parse_entry(value)
+    except noproxy.NoProxyEntryError as exc:
+        raise ProfileError(f"{where}: {exc}") from None
+    if entry.kind not in ("domain", "ip"):
+        raise ProfileError(f"{where}: {value!r} is not a host name or address")
+    if entry.port is None:
+        return entry.text
+    host = entry.text.rsplit(":", 1)[0]
+    return host[1:-1] if host.startswith("[") else host
+
+
+def _cluster(value: Any, where: str) -> ClusterNetwork:
+    if value is None:
+        value = {}
+    if not isinstance(value, Mapping):
+        raise ProfileError(f"{where}: must be a mapping")
+    _check_keys(value, _CLUSTER_FIELDS, where)
+    pods = _string_list(value.get("podCIDRs"), f"{where}.podCIDRs")
+    services = _string_list(value.get("serviceCIDRs"), f"{where}.serviceCIDRs")
+    nodes = _string_list(value.get("nodeCIDRs"), f"{where}.nodeCIDRs")
+    for values, key in ((pods, "podCIDRs"), (services, "serviceCIDRs"), (nodes, "nodeCIDRs")):
+        _check_entries(values, f"{where}.{key}", ("cidr", "ip"))
+    api_server = _string_list(value.get("apiServer"), f"{where}.apiServer")
+    _check_entries(api_server, f"{where}.apiServer", ("ip", "domain"))
+    domain = value.get("domain")
+    if domain is not None:
+        if not isinstance(domain, str):
+            raise ProfileError(f"{where}.domain: must be a string")
+        _check_entries((domain,), f"{where}.domain", ("domain",))
+        domain = domain.strip().lower().rstrip(".")
+    return ClusterNetwork(
+        label="spec.cluster",
+        pods=pods,
+        services=services,
+        domain=domain,
+        api_server=api_server,
+        endpoint=_endpoint_host(value.get("controlPlaneEndpoint"), f"{where}.controlPlaneEndpoint"),
+        nodes=nodes,
+    )
+
+
+def _noproxy_config(fields: Mapping[str, Any], origin: str) -> NoProxyConfig:
+    chosen = fields.get("noProxyPresets", list(presets.DEFAULT_PRESETS))
+    if chosen is None:
+        chosen = []
+    if not isinstance(chosen, list) or not all(isinstance(v, str) for v in chosen):
+        raise ProfileError(f"{origin}: spec.noProxyPresets: must be a list of preset names")
+    unknown = [name for name in chosen if name not in presets.PRESETS]
+    if unknown:
+        raise ProfileError(
+            f"{origin}: spec.noProxyPresets: unknown preset(s) {', '.join(unknown)} "
+            f"(known: {', '.join(presets.PRESETS)})"
+        )
+    style = fields.get("noProxyStyle", "portable")
+    if style not in scope.STYLES:
+        raise ProfileError(
+            f"{origin}: spec.noProxyStyle: {style!r} is not one of {', '.join(scope.STYLES)}"
+        )
+    discover = fields.get("noProxyDiscovery", True)
+    if not isinstance(discover, bool):
+        raise ProfileError(f"{origin}: spec.noProxyDiscovery: must be true or false")
+    config = NoProxyConfig(
+        entries=_no_proxy_entries(fields.get("noProxy"), f"{origin}: spec.noProxy"),
+        cluster=_cluster(fields.get("cluster"), f"{origin}: spec.cluster"),
+        presets=tuple(dict.fromkeys(chosen)),
+        style=style,
+        discover=discover,
+    )
+    try:
+        scope.build(config)
+    except noproxy.NoProxyEntryError as exc:  # a preset made invalid by the cluster domain
+        raise ProfileError(f"{origin}: {exc}") from None
+    return config
 
 
 def _node_settings(value: Any, where: str) -> NodeSettings | None:
@@ -318,7 +459,7 @@ def _build(name: str, fields: Mapping[str, Any], origin: str, redactor: Redactor
         name=name,
         http_proxy=proxies["httpProxy"],
         https_proxy=proxies["httpsProxy"],
-        no_proxy=_no_proxy_entries(fields.get("noProxy"), f"{origin}: spec.noProxy"),
+        no_proxy_config=_noproxy_config(fields, origin),
         on_conflict=on_conflict,
         nodes=_node_settings(fields.get("nodes"), f"{origin}: spec.nodes"),
     )

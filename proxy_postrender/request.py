@@ -5,11 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from proxy_postrender.kubeadm import NodeSettings
+from proxy_postrender.scope import NoProxyConfig
 
 
 @dataclass(frozen=True)
 class Request:
-    env: tuple[tuple[str, str], ...]  # the variables to set; empty to remove everything
+    env: tuple[tuple[str, str], ...]  # the workloads' variables; empty to remove everything
     on_conflict: str = "keep"
     nodes: NodeSettings | None = None  # None: leave Cluster API kubeadm objects alone
     credentials: bool = False  # a proxy URL carries user:password (stricter file modes)
+    # how NO_PROXY is made; None: the NO_PROXY of ``env`` everywhere (no per-cluster values)
+    no_proxy: NoProxyConfig | None = None

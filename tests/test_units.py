@@ -101,7 +101,7 @@ def test_profile_env_expansion(tmp_path: Path) -> None:
     loaded = profile.load(path, environ={"PW": "s3cr%40t"})
     assert loaded.http_proxy == "http://u:s3cr%40t@proxy:3128"
     assert loaded.env_vars()[0] == ("HTTP_PROXY", "http://u:s3cr%40t@proxy:3128")
-    assert [n for n, _ in loaded.env_vars()] == ["HTTP_PROXY", "http_proxy"]
+    assert [n for n, _ in loaded.env_vars()] == ["HTTP_PROXY", "NO_PROXY", "http_proxy", "no_proxy"]
 
 
 def test_profile_escaped_dollar(tmp_path: Path) -> None:
@@ -149,11 +149,14 @@ def test_profile_selection(tmp_path: Path) -> None:
 
 
 def test_profile_flags_override_and_replace(tmp_path: Path) -> None:
-    path = _write(tmp_path, BASE.format(name="a", url="http://a:1") + "  noProxy: [x.com]\n")
+    path = _write(
+        tmp_path,
+        BASE.format(name="a", url="http://a:1") + "  noProxy: [x.com]\n  noProxyPresets: []\n",
+    )
     overrides = profile.Overrides(http_proxy="http://b:2", no_proxy="y.com,z.com")
     loaded = profile.load(path, overrides=overrides, environ={})
     assert loaded.http_proxy == "http://b:2"
-    assert noproxy.join(loaded.no_proxy) == "y.com,z.com"
+    assert noproxy.join(item.entry for item in loaded.no_proxy()) == "y.com,z.com"
     flags_only = profile.load(
         None, overrides=profile.Overrides(https_proxy="http://c:3"), environ={}
     )

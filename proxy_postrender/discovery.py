@@ -1,0 +1,239 @@
+"""Discover Cluster API clusters in the stream and tell which cluster an object serves.
+
+A ``cluster.x-k8s.io`` Cluster gives its pod and service CIDRs, its service
+domain, its control-plane endpoint (or that of its infrastructure cluster, when
+that object is in the stream too) and, through its infrastructure kind, a cloud
+preset. A kubeadm object belongs to the clusters that
+
+1. its ``cluster.x-k8s.io/cluster-name`` label names, else
+2. reference it: a Cluster's ``controlPlaneRef``, a MachineDeployment's or
+   MachinePool's bootstrap ``configRef``, or a ClusterClass (through every
+   Cluster whose topology uses that class), else
+3. share its namespace, when there is exactly one Cluster there (for an
+   object without a namespace: when the stream holds exactly one Cluster).
+
+API versions v1beta1 and v1beta2 differ in where references live; both are
+read. Everything here is pure data in, data out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from proxy_postrender import noproxy, presets, targets
+from proxy_postrender.scope import ClusterNetwork
+
+CAPI_GROUP = "cluster.x-k8s.io"
+CLUSTER_NAME_LABEL = "cluster.x-k8s.io/cluster-name"
+# kinds the discovery reads (besides the infrastructure clusters a Cluster names)
+DISCOVERY_KINDS = frozenset({"Cluster", "MachineDeployment", "MachinePool", "ClusterClass"})
+
+Key = tuple[str, str]  # (namespace, name); "" is the namespace of objects without one
+RefKey = tuple[str, str, str]  # (kind, namespace, name)
+
+
+def _get(obj: Any, *path: str) -> Any:
+    for step in path:
+        if not isinstance(obj, Mapping):
+            return None
+        obj = obj.get(step)
+    return obj
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        return ()
+    return tuple(v for v in value if isinstance(v, str) and v)
+
+
+def _meta(obj: Mapping[str, Any]) -> tuple[str, str, Mapping[str, Any]]:
+    namespace = _text(_get(obj, "metadata", "namespace")) or ""
+    name = _text(_get(obj, "metadata", "name")) or ""
+    labels = _get(obj, "metadata", "labels")
+    return namespace, name, labels if isinstance(labels, Mapping) else {}
+
+
+def _ref(value: Any, namespace: str) -> RefKey | None:
+    """A reference's (kind, namespace, name): v1beta1 ObjectReference or v1beta2 templateRef."""
+    kind, name = _text(_get(value, "kind")), _text(_get(value, "name"))
+    if not kind or not name:
+        return None
+    return kind, _text(_get(value, "namespace")) or namespace, name
+
+
+def _is_capi(obj: Mapping[str, Any], kind: str) -> bool:
+    return obj.get("kind") == kind and targets.api_group(obj.get("apiVersion")) == CAPI_GROUP
+
+
+def _endpoint_host(value: Any) -> str | None:
+    host = _text(_get(value, "host"))
+    # an unexpanded variable such as ${CONTROL_PLANE_ENDPOINT_IP} is left out
+    return host if host and _valid([host], ("domain", "ip")) else None
+
+
+def _valid(values: Iterable[str], kinds: tuple[str, ...]) -> tuple[str, ...]:
+    """Values that are NO_PROXY entries of ``kinds``; template variables are left out."""
+    kept = []
+    for value in values:
+        try:
+            entry = noproxy.parse_entry(value)
+        except noproxy.NoProxyEntryError:
+            continue
+        if entry.kind in kinds and entry.port is None:
+            kept.append(value)
+    return tuple(kept)
+
+
+@dataclass
+class _Cluster:
+    key: Key
+    obj: Mapping[str, Any]
+    infra: RefKey | None
+    control_plane: RefKey | None
+    klass: Key | None
+
+
+@dataclass
+class ClusterIndex:
+    """The clusters of one stream and who references whom."""
+
+    clusters: dict[Key, ClusterNetwork] = field(default_factory=dict)
+    referenced_by: dict[RefKey, set[Key]] = field(default_factory=dict)
+    class_users: dict[Key, set[Key]] = field(default_factory=dict)
+
+    def networks_for(self, obj: Mapping[str, Any]) -> tuple[list[ClusterNetwork], str | None]:
+        """The networks of the clusters ``obj`` serves, and how they were matched."""
+        namespace, name, labels = _meta(obj)
+        kind = str(obj.get("kind") or "")
+        label = _text(labels.get(CLUSTER_NAME_LABEL))
+        if label is not None:
+            net = self.clusters.get((namespace, label))
+            if net is None:
+                return [], f"its {CLUSTER_NAME_LABEL} label names {label}, not in the stream"
+            return [net], f"{CLUSTER_NAME_LABEL} label"
+        keys: set[Key] = set(self.referenced_by.get((kind, namespace, name), set()))
+        how = "referenced by"
+        if targets.is_clusterclass(obj):
+            keys |= self.class_users.get((namespace, name), set())
+            how = "uses this ClusterClass"
+        if keys:
+            nets = [self.clusters[k] for k in sorted(keys) if k in self.clusters]
+            return nets, how + " " + ", ".join(net.label for net in nets)
+        # an object without a namespace lands in whichever namespace it is applied to
+        candidates = [k for k in self.clusters if not namespace or k[0] == namespace]
+        if len(candidates) == 1:
+            where = "its namespace" if namespace else "the stream"
+            return [self.clusters[candidates[0]]], f"the only Cluster in {where}"
+        if self.clusters:
+            return [], "no Cluster of the stream is matched to it (label it with " + (
+                f"{CLUSTER_NAME_LABEL})"
+            )
+        return [], None
+
+
+def _cluster_refs(obj: Mapping[str, Any], namespace: str) -> tuple[RefKey | None, RefKey | None]:
+    spec = _get(obj, "spec")
+    return _ref(_get(spec, "infrastructureRef"), namespace), _ref(
+        _get(spec, "controlPlaneRef"), namespace
+    )
+
+
+def _class_key(obj: Mapping[str, Any], namespace: str) -> Key | None:
+    topology = _get(obj, "spec", "topology")
+    name = _text(_get(topology, "class")) or _text(_get(topology, "classRef", "name"))
+    if name is None:
+        return None
+    other = _text(_get(topology, "classNamespace")) or _text(
+        _get(topology, "classRef", "namespace")
+    )
+    return (other or namespace, name)
+
+
+def _class_refs(obj: Mapping[str, Any], namespace: str) -> tuple[list[RefKey], str | None]:
+    """The templates a ClusterClass names, and its infrastructure kind."""
+    spec = _get(obj, "spec")
+    refs: list[RefKey] = []
+
+    def add(value: Any) -> None:
+        for key in ("ref", "templateRef"):
+            ref = _ref(_get(value, key), namespace)
+            if ref:
+                refs.append(ref)
+
+    add(_get(spec, "controlPlane"))
+    workers = _get(spec, "workers")
+    for group in ("machineDeployments", "machinePools"):
+        items = _get(workers, group)
+        for item in items if isinstance(items, list) else []:
+            add(_get(item, "template", "bootstrap"))
+    infra = _get(spec, "infrastructure")
+    infra_kind = _text(_get(infra, "ref", "kind")) or _text(_get(infra, "templateRef", "kind"))
+    return refs, infra_kind
+
+
+def discover(objects: Iterable[Mapping[str, Any]]) -> ClusterIndex:
+    """Index the Cluster API objects of a stream (objects of any kind may be passed)."""
+    found: list[_Cluster] = []
+    others: dict[RefKey, Mapping[str, Any]] = {}
+    machine_sets: list[tuple[Key, RefKey]] = []
+    classes: dict[Key, tuple[list[RefKey], str | None]] = {}
+    for obj in objects:
+        namespace, name, _ = _meta(obj)
+        kind = str(obj.get("kind") or "")
+        if _is_capi(obj, "Cluster"):
+            infra, control_plane = _cluster_refs(obj, namespace)
+            found.append(
+                _Cluster((namespace, name), obj, infra, control_plane, _class_key(obj, namespace))
+            )
+        elif _is_capi(obj, "MachineDeployment") or _is_capi(obj, "MachinePool"):
+            owner = _text(_get(obj, "spec", "clusterName"))
+            ref = _ref(_get(obj, "spec", "template", "spec", "bootstrap", "configRef"), namespace)
+            if owner and ref:
+                machine_sets.append(((namespace, owner), ref))
+        elif _is_capi(obj, "ClusterClass"):
+            classes[(namespace, name)] = _class_refs(obj, namespace)
+        else:
+            others[(kind, namespace, name)] = obj
+    index = ClusterIndex()
+    for cluster in found:
+        infra_kind = cluster.infra[0] if cluster.infra else None
+        if infra_kind is None and cluster.klass in classes:
+            infra_kind = classes[cluster.klass][1]
+        index.clusters[cluster.key] = _network(cluster, others, infra_kind)
+        if cluster.control_plane:
+            index.referenced_by.setdefault(cluster.control_plane, set()).add(cluster.key)
+        if cluster.klass is not None:
+            index.class_users.setdefault(cluster.klass, set()).add(cluster.key)
+            for ref in classes.get(cluster.klass, ([], None))[0]:
+                index.referenced_by.setdefault(ref, set()).add(cluster.key)
+    for cluster_key, ref in machine_sets:
+        index.referenced_by.setdefault(ref, set()).add(cluster_key)
+    return index
+
+
+def _network(
+    cluster: _Cluster, others: Mapping[RefKey, Mapping[str, Any]], infra_kind: str | None
+) -> ClusterNetwork:
+    namespace, name = cluster.key
+    label = f"Cluster {namespace + '/' if namespace else ''}{name}"
+    network = _get(cluster.obj, "spec", "clusterNetwork")
+    endpoint = _endpoint_host(_get(cluster.obj, "spec", "controlPlaneEndpoint"))
+    if endpoint is None and cluster.infra is not None and cluster.infra in others:
+        endpoint = _endpoint_host(_get(others[cluster.infra], "spec", "controlPlaneEndpoint"))
+    preset = presets.infrastructure_preset(infra_kind)
+    domain = _text(_get(network, "serviceDomain"))
+    return ClusterNetwork(
+        label=label,
+        pods=_valid(_strings(_get(network, "pods", "cidrBlocks")), ("cidr", "ip")),
+        services=_valid(_strings(_get(network, "services", "cidrBlocks")), ("cidr", "ip")),
+        domain=domain.lower().rstrip(".") if domain and _valid([domain], ("domain",)) else None,
+        endpoint=endpoint,
+        presets=(preset,) if preset else (),
+        preset_reason=f"{infra_kind} of {label}" if preset else None,
+    )

@@ -1,0 +1,60 @@
+"""Which variables an object gets: the workloads one set, each cluster's nodes their own.
+
+Workloads run in the cluster the stream is applied to and get the profile's
+NO_PROXY. Cluster API kubeadm objects configure the nodes of the clusters
+they serve (see :mod:`proxy_postrender.discovery`), so their NO_PROXY also
+holds what those clusters' Cluster objects say.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from proxy_postrender import noproxy, scope
+from proxy_postrender.discovery import ClusterIndex
+from proxy_postrender.request import Request
+from proxy_postrender.scope import ClusterNetwork
+
+Env = tuple[tuple[str, str], ...]
+_NO_PROXY = ("NO_PROXY", "no_proxy")
+
+
+@dataclass(frozen=True)
+class NodeEnv:
+    env: Env
+    clusters: tuple[str, ...]  # labels of the clusters whose values are in NO_PROXY
+    how: str | None  # how the object was matched to them, or why it was not
+
+
+def with_no_proxy(env: Env, value: str) -> Env:
+    """``env`` with NO_PROXY and no_proxy set to ``value`` (added after the proxies)."""
+    if not value:
+        return tuple((n, v) for n, v in env if n not in _NO_PROXY)
+    if any(name in _NO_PROXY for name, _ in env):
+        return tuple((n, value if n in _NO_PROXY else v) for n, v in env)
+    upper = [(n, v) for n, v in env if n.isupper()] + [("NO_PROXY", value)]
+    return tuple(upper + [(n.lower(), v) for n, v in upper])
+
+
+class Environments:
+    def __init__(self, request: Request, index: ClusterIndex | None) -> None:
+        self.request = request
+        self.index = index
+        self._cache: dict[tuple[ClusterNetwork, ...], Env] = {}
+
+    def for_node(self, obj: Mapping[str, Any]) -> NodeEnv:
+        config = self.request.no_proxy
+        if config is None or self.index is None or not self.request.env:
+            return NodeEnv(self.request.env, (), None)
+        networks, how = self.index.networks_for(obj)
+        key = tuple(dict.fromkeys(networks))
+        if key not in self._cache:
+            self._cache[key] = with_no_proxy(self.request.env, self.value(key))
+        return NodeEnv(self._cache[key], tuple(net.label for net in key), how)
+
+    def value(self, networks: Sequence[ClusterNetwork]) -> str:
+        assert self.request.no_proxy is not None
+        entries = scope.build(self.request.no_proxy, networks)
+        return noproxy.join(item.entry for item in entries)

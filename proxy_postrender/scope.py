@@ -1,0 +1,155 @@
+"""The NO_PROXY of one scope: the workloads, or the nodes of one Cluster API cluster.
+
+Sources are merged in a fixed order, and every entry remembers where it came
+from:
+
+1. the profile's ``spec.noProxy`` (installation-wide);
+2. the profile's ``spec.cluster`` section (pod and service CIDRs, apiserver
+   address, control-plane endpoint, node networks);
+3. the presets (``loopback``, ``kubernetes`` for the cluster domain, cloud
+   presets named in the profile or picked by a Cluster's infrastructure kind);
+4. what was discovered from the Cluster objects of the stream (nodes only).
+
+The ``portable`` style then adds what some clients need to read the list the
+way Go does (see docs/noproxy.md).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from proxy_postrender import noproxy, presets
+from proxy_postrender.noproxy import NoProxyEntry, Sourced
+
+STYLES = ("portable", "exact")
+
+
+@dataclass(frozen=True)
+class ClusterNetwork:
+    """What is known of one cluster's networks; every field may be empty."""
+
+    label: str  # where the values come from, e.g. "spec.cluster" or "Cluster ns/name"
+    pods: tuple[str, ...] = ()
+    services: tuple[str, ...] = ()
+    domain: str | None = None
+    api_server: tuple[str, ...] = ()
+    endpoint: str | None = None  # control-plane endpoint host (no port)
+    nodes: tuple[str, ...] = ()
+    presets: tuple[str, ...] = ()  # cloud presets picked by the infrastructure kind
+    preset_reason: str | None = None  # e.g. "AWSCluster of Cluster ns/name"
+
+    @property
+    def empty(self) -> bool:
+        return not (
+            self.pods
+            or self.services
+            or self.domain
+            or self.api_server
+            or self.endpoint
+            or self.nodes
+            or self.presets
+        )
+
+
+@dataclass(frozen=True)
+class NoProxyConfig:
+    """The profile's NO_PROXY settings."""
+
+    entries: tuple[NoProxyEntry, ...] = ()
+    cluster: ClusterNetwork = field(default_factory=lambda: ClusterNetwork("spec.cluster"))
+    presets: tuple[str, ...] = presets.DEFAULT_PRESETS
+    style: str = "portable"
+    discover: bool = True
+
+
+def first_address(cidr: str) -> str | None:
+    """The first host address of a service CIDR: the ClusterIP of ``kubernetes.default``."""
+    network = ipaddress.ip_network(cidr, strict=False)
+    if network.num_addresses < 2:
+        return None
+    return str(network.network_address + 1)
+
+
+def _entries(values: Iterable[str]) -> list[NoProxyEntry]:
+    return [noproxy.parse_entry(value) for value in values]
+
+
+def _network_groups(net: ClusterNetwork, where: str) -> list[tuple[str, list[NoProxyEntry]]]:
+    groups = [
+        (f"{where} pod CIDRs", _entries(net.pods)),
+        (f"{where} service CIDRs", _entries(net.services)),
+    ]
+    if net.api_server:
+        groups.append((f"{where} apiserver address", _entries(net.api_server)))
+    elif net.services:
+        # CIDRs are lost on some clients (docs/noproxy.md): name the apiserver IP itself
+        first = first_address(net.services[0])
+        if first:
+            groups.append(
+                (f"{where} apiserver ClusterIP (first service address)", _entries([first]))
+            )
+    if net.endpoint:
+        groups.append((f"{where} control-plane endpoint", _entries([net.endpoint])))
+    groups.append((f"{where} node networks", _entries(net.nodes)))
+    return groups
+
+
+def build(config: NoProxyConfig, discovered: Sequence[ClusterNetwork] = ()) -> list[Sourced]:
+    """The merged, annotated entries of one scope (``discovered``: its clusters)."""
+    groups: list[tuple[str, list[NoProxyEntry]]] = [("spec.noProxy", list(config.entries))]
+    groups += _network_groups(config.cluster, "spec.cluster")
+    domains = [net.domain for net in discovered if net.domain]
+    if config.cluster.domain:
+        domains.insert(0, config.cluster.domain)
+    if not domains:
+        domains = [presets.DEFAULT_DOMAIN]
+    wanted: list[tuple[str, str]] = [(name, "preset " + name) for name in config.presets]
+    for net in discovered:
+        wanted += [(name, f"preset {name} ({net.preset_reason})") for name in net.presets]
+    seen: set[str] = set()
+    for name, source in wanted:
+        if name in seen:
+            continue
+        seen.add(name)
+        if name == "kubernetes":
+            for domain in dict.fromkeys(domains):
+                groups.append((source, _entries(presets.preset_entries(name, domain))))
+        else:
+            groups.append((source, _entries(presets.preset_entries(name, ""))))
+    for net in discovered:
+        groups += _network_groups(net, net.label)
+        if net.domain:
+            groups.append((f"{net.label} service domain", _entries([net.domain])))
+    merged = noproxy.merge(groups)
+    return portable(merged) if config.style == "portable" else merged
+
+
+def portable(entries: list[Sourced]) -> list[Sourced]:
+    """Make the list mean the same to Go, curl, Python and wget where it can.
+
+    - ``*`` anywhere: curl and Python honour it only as the whole value, so the
+      value becomes ``*``;
+    - ``.example.com``: Go and wget skip the bare domain that curl and Python
+      include, so ``example.com`` is added in front of it (not for a single
+      label such as ``.svc``: nobody calls the bare host ``svc``).
+    """
+    wildcard = [item for item in entries if item.entry.kind == "wildcard"]
+    if wildcard:
+        return wildcard
+    present = {item.entry.text for item in entries}
+    result: list[Sourced] = []
+    for item in entries:
+        if item.entry.kind == "suffix" and item.entry.port is None:
+            bare = item.entry.text[1:]
+            if "." in bare and bare not in present:
+                present.add(bare)
+                result.append(
+                    Sourced(
+                        noproxy.parse_entry(bare),
+                        (f"portable style: the bare domain of {item.entry.text}",),
+                    )
+                )
+        result.append(item)
+    return result
