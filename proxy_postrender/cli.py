@@ -5,13 +5,18 @@ from __future__ import annotations
 import datetime
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from proxy_postrender import __version__
 from proxy_postrender.errors import EXIT_INPUT, EXIT_USAGE, ProxyPostrenderError, UsageError
 from proxy_postrender.redact import Redactor
+
+if TYPE_CHECKING:
+    from proxy_postrender.scope import ClusterNetwork, NoProxyConfig
 
 PROG = "proxy-postrender"
 PROFILE_ENV = "PROXY_POSTRENDER_PROFILE"
@@ -73,9 +78,15 @@ def _default_log_file() -> str | None:
     return None
 
 
+_CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
 @click.command(
     name=PROG,
-    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    context_settings=_CONTEXT,
+    epilog="Other commands: 'noproxy' prints the NO_PROXY of a profile (and its sources with "
+    "--explain); 'noproxy check' tells how Go, curl, Python and wget read it. "
+    "See '%(prog)s noproxy --help'.",
 )
 @click.argument("profile_arg", metavar="[PROFILE]", required=False)
 @click.option(
@@ -199,9 +210,170 @@ def run(
         reporter.info(report_mod.render(result, removing=remove), report)
 
 
-def main(argv: list[str] | None = None) -> None:
+def _no_proxy_config(
+    path: str | None, profile_name: str | None, no_proxy: str | None, redactor: Redactor
+) -> NoProxyConfig:
+    from proxy_postrender import profile
+
+    path = path or os.environ.get(PROFILE_ENV) or None
+    if path is None:
+        if profile_name is not None:
+            raise UsageError("--profile-name needs a profile file")
+        return profile.no_proxy_from_flags(no_proxy)
+    overrides = profile.Overrides(no_proxy=no_proxy)
+    loaded = profile.load(path, profile_name=profile_name, overrides=overrides, redactor=redactor)
+    return loaded.no_proxy_config
+
+
+def _clusters(config: NoProxyConfig, source: str | None) -> list[ClusterNetwork]:
+    """The networks of the Clusters in the stream (``source``: a file, ``-`` or None)."""
+    from proxy_postrender import engine, stream
+
+    if source is None or not config.discover:
+        return []
+    if source == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        try:
+            data = Path(source).read_bytes()
+        except OSError as exc:
+            raise UsageError(f"cannot read {source}: {exc.strerror or exc}") from None
+    text, _ = stream.decode(data)
+    return list(engine.discover_clusters(list(stream.split(text))).clusters.values())
+
+
+def _guarded(func: Callable[[Redactor], int]) -> None:
+    redactor = Redactor()
+    reporter = Reporter(os.environ.get(LOG_ENV), redactor)
     try:
-        command.main(args=argv, prog_name=PROG, standalone_mode=False)
+        sys.exit(func(redactor))
+    except ProxyPostrenderError as exc:
+        reporter.error(str(exc))
+        sys.exit(exc.exit_code)
+    except BrokenPipeError:
+        sys.exit(EXIT_INPUT)
+
+
+_PROFILE_OPTIONS = [
+    click.option("--profile", "profile_opt", metavar="FILE", help="ProxyProfile file."),
+    click.option("--profile-name", metavar="NAME", help="Pick one profile from the file."),
+    click.option("--no-proxy", metavar="LIST", help="Replace spec.noProxy (comma-separated)."),
+    click.option(
+        "--cluster",
+        metavar="[NAMESPACE/]NAME",
+        help="Use the NO_PROXY of this Cluster of the stream.",
+    ),
+]
+
+
+def _profile_options(func: Callable[..., None]) -> Callable[..., None]:
+    for option in reversed(_PROFILE_OPTIONS):
+        func = option(func)
+    return func
+
+
+@click.command(name="noproxy", context_settings=_CONTEXT)
+@click.argument("profile_arg", metavar="[PROFILE]", required=False)
+@_profile_options
+@click.option("--explain", is_flag=True, help="Show every entry with its sources.")
+@click.option(
+    "--stream",
+    "stream_source",
+    metavar="FILE",
+    help="Manifests whose Clusters add their networks ('-': stdin; default: stdin unless a tty).",
+)
+def noproxy_command(
+    profile_arg: str | None,
+    profile_opt: str | None,
+    profile_name: str | None,
+    no_proxy: str | None,
+    cluster: str | None,
+    explain: bool,
+    stream_source: str | None,
+) -> None:
+    """Print the NO_PROXY the profile gives the workloads and each Cluster of the stream."""
+    from proxy_postrender import explain as explain_mod
+
+    def run_it(redactor: Redactor) -> int:
+        if profile_arg and profile_opt:
+            raise UsageError("give the profile once: either --profile FILE or a path argument")
+        config = _no_proxy_config(profile_opt or profile_arg, profile_name, no_proxy, redactor)
+        source = stream_source
+        if source is None and not sys.stdin.isatty():
+            source = "-"
+        found = explain_mod.scopes(config, _clusters(config, source))
+        if cluster is not None:
+            try:
+                found = [explain_mod.pick(found, cluster)]
+            except LookupError as exc:
+                raise UsageError(str(exc)) from None
+        if explain:
+            sys.stdout.write("\n".join(explain_mod.explain(s) for s in found))
+        elif len(found) == 1:
+            sys.stdout.write(found[0].value + "\n")
+        else:
+            sys.stdout.write("".join(f"{s.label}: {s.value}\n" for s in found))
+        return 0
+
+    _guarded(run_it)
+
+
+@click.command(name="noproxy check", context_settings=_CONTEXT)
+@click.argument("destinations", metavar="[HOST[:PORT]|URL]...", nargs=-1)
+@_profile_options
+@click.option("--value", metavar="NO_PROXY", help="Check this exact value instead of a profile's.")
+@click.option(
+    "--stream", "stream_source", metavar="FILE", help="Manifests holding Clusters ('-': stdin)."
+)
+@click.option("--strict", is_flag=True, help="Exit 1 when the clients disagree on a destination.")
+def check_command(
+    destinations: tuple[str, ...],
+    profile_opt: str | None,
+    profile_name: str | None,
+    no_proxy: str | None,
+    cluster: str | None,
+    value: str | None,
+    stream_source: str | None,
+    strict: bool,
+) -> None:
+    """Say, per destination, whether Go, curl, Python and wget go direct or via the proxy."""
+    from proxy_postrender import clients
+    from proxy_postrender import explain as explain_mod
+
+    def run_it(redactor: Redactor) -> int:
+        config = _no_proxy_config(profile_opt, profile_name, no_proxy, redactor)
+        found = explain_mod.scopes(config, _clusters(config, stream_source))
+        try:
+            chosen = explain_mod.pick(found, cluster) if cluster else found[0]
+            wanted = [(clients.parse_destination(d), "") for d in destinations]
+        except (LookupError, clients.DestinationError) as exc:
+            raise UsageError(str(exc)) from None
+        if not wanted:
+            wanted = explain_mod.default_destinations(config, chosen.networks)
+        checked = value if value is not None else chosen.value
+        rows = explain_mod.check(checked, wanted)
+        sys.stdout.write(explain_mod.check_table(checked, rows))
+        return 1 if strict and not all(row.agree for row in rows) else 0
+
+    _guarded(run_it)
+
+
+SUBCOMMANDS: dict[tuple[str, ...], click.Command] = {
+    ("noproxy", "check"): check_command,
+    ("noproxy",): noproxy_command,
+}
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    chosen: click.Command = command
+    name = PROG
+    for words, sub in SUBCOMMANDS.items():
+        if tuple(args[: len(words)]) == words:
+            chosen, args, name = sub, args[len(words) :], f"{PROG} {' '.join(words)}"
+            break
+    try:
+        chosen.main(args=args, prog_name=name, standalone_mode=False)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.Abort:

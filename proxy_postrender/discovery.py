@@ -104,7 +104,8 @@ class ClusterIndex:
     """The clusters of one stream and who references whom."""
 
     clusters: dict[Key, ClusterNetwork] = field(default_factory=dict)
-    referenced_by: dict[RefKey, set[Key]] = field(default_factory=dict)
+    # referenced object -> {cluster: who references it on the cluster's behalf}
+    referenced_by: dict[RefKey, dict[Key, str]] = field(default_factory=dict)
     class_users: dict[Key, set[Key]] = field(default_factory=dict)
 
     def networks_for(self, obj: Mapping[str, Any]) -> tuple[list[ClusterNetwork], str | None]:
@@ -117,14 +118,15 @@ class ClusterIndex:
             if net is None:
                 return [], f"its {CLUSTER_NAME_LABEL} label names {label}, not in the stream"
             return [net], f"{CLUSTER_NAME_LABEL} label"
-        keys: set[Key] = set(self.referenced_by.get((kind, namespace, name), set()))
-        how = "referenced by"
+        referrers = dict(self.referenced_by.get((kind, namespace, name), {}))
         if targets.is_clusterclass(obj):
-            keys |= self.class_users.get((namespace, name), set())
-            how = "uses this ClusterClass"
-        if keys:
-            nets = [self.clusters[k] for k in sorted(keys) if k in self.clusters]
-            return nets, how + " " + ", ".join(net.label for net in nets)
+            for key in self.class_users.get((namespace, name), set()):
+                referrers[key] = _label("Cluster", key)
+        if referrers:
+            nets = [self.clusters[k] for k in sorted(referrers) if k in self.clusters]
+            by = sorted(set(referrers.values()))
+            how = "ClusterClass of " if targets.is_clusterclass(obj) else "referenced by "
+            return nets, how + ", ".join(by)
         # an object without a namespace lands in whichever namespace it is applied to
         candidates = [k for k in self.clusters if not namespace or k[0] == namespace]
         if len(candidates) == 1:
@@ -135,6 +137,11 @@ class ClusterIndex:
                 f"{CLUSTER_NAME_LABEL})"
             )
         return [], None
+
+
+def _label(kind: str, key: Key) -> str:
+    namespace, name = key
+    return f"{kind} {namespace + '/' if namespace else ''}{name}"
 
 
 def _cluster_refs(obj: Mapping[str, Any], namespace: str) -> tuple[RefKey | None, RefKey | None]:
@@ -181,7 +188,7 @@ def discover(objects: Iterable[Mapping[str, Any]]) -> ClusterIndex:
     """Index the Cluster API objects of a stream (objects of any kind may be passed)."""
     found: list[_Cluster] = []
     others: dict[RefKey, Mapping[str, Any]] = {}
-    machine_sets: list[tuple[Key, RefKey]] = []
+    machine_sets: list[tuple[Key, RefKey, str]] = []
     classes: dict[Key, tuple[list[RefKey], str | None]] = {}
     for obj in objects:
         namespace, name, _ = _meta(obj)
@@ -195,33 +202,37 @@ def discover(objects: Iterable[Mapping[str, Any]]) -> ClusterIndex:
             owner = _text(_get(obj, "spec", "clusterName"))
             ref = _ref(_get(obj, "spec", "template", "spec", "bootstrap", "configRef"), namespace)
             if owner and ref:
-                machine_sets.append(((namespace, owner), ref))
+                machine_sets.append(((namespace, owner), ref, _label(kind, (namespace, name))))
         elif _is_capi(obj, "ClusterClass"):
             classes[(namespace, name)] = _class_refs(obj, namespace)
         else:
             others[(kind, namespace, name)] = obj
     index = ClusterIndex()
+
+    def refer(ref: RefKey, cluster: Key, by: str) -> None:
+        index.referenced_by.setdefault(ref, {})[cluster] = by
+
     for cluster in found:
         infra_kind = cluster.infra[0] if cluster.infra else None
         if infra_kind is None and cluster.klass in classes:
             infra_kind = classes[cluster.klass][1]
         index.clusters[cluster.key] = _network(cluster, others, infra_kind)
+        by = _label("Cluster", cluster.key)
         if cluster.control_plane:
-            index.referenced_by.setdefault(cluster.control_plane, set()).add(cluster.key)
+            refer(cluster.control_plane, cluster.key, by)
         if cluster.klass is not None:
             index.class_users.setdefault(cluster.klass, set()).add(cluster.key)
             for ref in classes.get(cluster.klass, ([], None))[0]:
-                index.referenced_by.setdefault(ref, set()).add(cluster.key)
-    for cluster_key, ref in machine_sets:
-        index.referenced_by.setdefault(ref, set()).add(cluster_key)
+                refer(ref, cluster.key, f"ClusterClass {cluster.klass[1]} of {by}")
+    for cluster_key, ref, by in machine_sets:
+        refer(ref, cluster_key, by)
     return index
 
 
 def _network(
     cluster: _Cluster, others: Mapping[RefKey, Mapping[str, Any]], infra_kind: str | None
 ) -> ClusterNetwork:
-    namespace, name = cluster.key
-    label = f"Cluster {namespace + '/' if namespace else ''}{name}"
+    label = _label("Cluster", cluster.key)
     network = _get(cluster.obj, "spec", "clusterNetwork")
     endpoint = _endpoint_host(_get(cluster.obj, "spec", "controlPlaneEndpoint"))
     if endpoint is None and cluster.infra is not None and cluster.infra in others:

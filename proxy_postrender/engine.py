@@ -44,6 +44,8 @@ class Result:
     documents: int = 0
     passed_through: int = 0
     objects: list[ObjectReport] = field(default_factory=list)
+    # warnings about the NO_PROXY values written, per scope
+    no_proxy_warnings: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def changed(self) -> list[ObjectReport]:
@@ -97,6 +99,11 @@ def _discover(segments: list[stream.Segment], request: Request) -> discovery.Clu
     config = request.no_proxy
     if config is None or not config.discover or request.nodes is None or not request.env:
         return None
+    return discover_clusters(segments)
+
+
+def discover_clusters(segments: list[stream.Segment]) -> discovery.ClusterIndex:
+    """Index the Cluster API objects of a stream; unparsable documents are left out."""
     objects: list[Mapping[str, Any]] = []
     for segment in segments:
         if discovery.CAPI_GROUP not in segment.text or not segment.has_content():
@@ -148,6 +155,7 @@ def process(text: str, request: Request) -> Result:
         pieces.append(_process_segment(segment, result.documents, request, envs, result))
     pieces += _secrets(result, request, "".join(pieces))
     result.text = "".join(pieces)
+    result.no_proxy_warnings = envs.warnings
     return result
 
 

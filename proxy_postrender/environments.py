@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from proxy_postrender import noproxy, scope
+from proxy_postrender import advice, noproxy, scope
 from proxy_postrender.discovery import ClusterIndex
 from proxy_postrender.request import Request
 from proxy_postrender.scope import ClusterNetwork
@@ -43,6 +43,11 @@ class Environments:
         self.request = request
         self.index = index
         self._cache: dict[tuple[ClusterNetwork, ...], Env] = {}
+        # warnings about each NO_PROXY written: "workloads" or the clusters' labels
+        self.warnings: dict[str, list[str]] = {}
+        if request.no_proxy is not None and request.env:
+            entries = scope.build(request.no_proxy)
+            self.warnings["workloads"] = advice.for_list(entries, request.no_proxy)
 
     def for_node(self, obj: Mapping[str, Any]) -> NodeEnv:
         config = self.request.no_proxy
@@ -55,6 +60,10 @@ class Environments:
         return NodeEnv(self._cache[key], tuple(net.label for net in key), how)
 
     def value(self, networks: Sequence[ClusterNetwork]) -> str:
-        assert self.request.no_proxy is not None
-        entries = scope.build(self.request.no_proxy, networks)
+        config = self.request.no_proxy
+        assert config is not None
+        entries = scope.build(config, networks)
+        if networks:
+            label = "nodes of " + ", ".join(net.label for net in networks)
+            self.warnings[label] = advice.for_list(entries, config, networks)
         return noproxy.join(item.entry for item in entries)

@@ -257,6 +257,11 @@ def from_object(
     return _build(str(metadata.get("name") or "unnamed"), fields, origin, redactor)
 
 
+def no_proxy_from_flags(no_proxy: str | None) -> NoProxyConfig:
+    """NO_PROXY settings without a profile file: the entries given, default presets."""
+    return _noproxy_config({} if no_proxy is None else {"noProxy": no_proxy}, "flags")
+
+
 def from_flags(overrides: Overrides, redactor: Redactor | None = None) -> Profile:
     """A profile made only of command-line flags."""
     fields: dict[str, Any] = {

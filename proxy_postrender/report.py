@@ -30,4 +30,9 @@ def render(result: Result, *, removing: bool = False) -> str:
         via = " via round-trip dump" if report.method == "roundtrip" else ""
         lines.append(f"  {status} {_object_name(report)}: {plan.summary()}{via}")
         lines += plan.describe()
+    scopes: dict[str, list[str]] = {}  # the same warning once, with every scope it is about
+    for scope, warnings in result.no_proxy_warnings.items():
+        for warning in warnings:
+            scopes.setdefault(warning, []).append(scope)
+    lines += [f"  warning NO_PROXY ({'; '.join(s)}): {w}" for w, s in scopes.items()]
     return "\n".join(lines) + "\n"

@@ -137,7 +137,9 @@ def portable(entries: list[Sourced]) -> list[Sourced]:
     """
     wildcard = [item for item in entries if item.entry.kind == "wildcard"]
     if wildcard:
-        return wildcard
+        dropped = len(entries) - 1
+        note = f"portable style: '*' alone ({dropped} other entries dropped)"
+        return [Sourced(wildcard[0].entry, (*wildcard[0].sources, note))] if dropped else wildcard
     present = {item.entry.text for item in entries}
     result: list[Sourced] = []
     for item in entries:

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from proxy_postrender import targets
+from proxy_postrender import advice, targets
 from proxy_postrender.errors import InputError
 from proxy_postrender.ops import Op, Path, SetValue, update_list
 from proxy_postrender.record import Record
@@ -32,6 +32,7 @@ class ObjectPlan:
     removed: dict[str, list[str]] = field(default_factory=dict)
     kept: dict[str, list[str]] = field(default_factory=dict)
     overridden: dict[str, list[str]] = field(default_factory=dict)
+    kept_no_proxy: dict[str, dict[str, str]] = field(default_factory=dict)  # values kept
     skipped: str | None = None
 
     def summary(self) -> str:
@@ -44,7 +45,10 @@ class ObjectPlan:
         lines += _per_container("removed", self.removed)
         lines += _per_container("overridden", self.overridden)
         lines += _per_container("kept (set by the manifest)", self.kept)
-        return lines + _mixed_pairs(self.kept, self.injected)
+        lines += _mixed_pairs(self.kept, self.injected)
+        for container, values in self.kept_no_proxy.items():
+            lines += [f"    warning {w}" for w in advice.for_kept_values(container, values)]
+        return lines
 
 
 def _per_container(label: str, entries: dict[str, list[str]]) -> list[str]:
@@ -202,6 +206,8 @@ def _plan_container(
                 result.overridden.setdefault(name, []).append(var)
             else:
                 result.kept.setdefault(name, []).append(var)
+                if var in ("NO_PROXY", "no_proxy") and isinstance(item.get("value"), str):
+                    result.kept_no_proxy.setdefault(name, {})[var] = item["value"]
     missing = [{"name": var, "value": value} for var, value in request.env if var not in present]
     if missing:
         ours.update(item["name"] for item in missing)

@@ -1,0 +1,104 @@
+"""Classic NO_PROXY mistakes, found in a built list or in values a manifest keeps.
+
+Each function returns human-readable warnings; nothing here changes output.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping, Sequence
+
+from proxy_postrender import noproxy
+from proxy_postrender.noproxy import Sourced
+from proxy_postrender.scope import ClusterNetwork, NoProxyConfig
+
+USER_SOURCES = ("spec.noProxy", "spec.cluster apiserver address")
+
+
+def _networks_known(
+    config: NoProxyConfig, discovered: Sequence[ClusterNetwork]
+) -> tuple[bool, bool]:
+    nets = [config.cluster, *discovered]
+    return any(n.pods for n in nets), any(n.services for n in nets)
+
+
+def _is_cluster_ip(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    return address.is_private and not (address.is_loopback or address.is_link_local)
+
+
+def for_list(
+    entries: Sequence[Sourced], config: NoProxyConfig, discovered: Sequence[ClusterNetwork] = ()
+) -> list[str]:
+    """Warnings about a NO_PROXY list the tool is about to write."""
+    warnings: list[str] = []
+    mine = [item for item in entries if any(s in USER_SOURCES for s in item.sources)]
+    texts = {item.entry.text for item in entries}
+    domain_known = any(
+        item.entry.kind in ("domain", "suffix") and "cluster" in item.entry.text for item in entries
+    )
+    for item in mine:
+        if item.entry.text in (".svc", "svc"):
+            warnings.append(
+                f"{item.entry.text} matches NAME.NAMESPACE.svc only: short Service names (NAME, "
+                "NAME.NAMESPACE) still go through the proxy, and Service FQDNs end in the cluster "
+                "domain" + ("" if domain_known else " (add it, e.g. cluster.local)")
+            )
+    pods, services = _networks_known(config, discovered)
+    cidrs = [ipaddress.ip_network(item.entry.text) for item in entries if item.entry.kind == "cidr"]
+    for item in mine:
+        if item.entry.kind != "ip" or item.entry.port is not None:
+            continue
+        address = ipaddress.ip_address(item.entry.text)
+        if not _is_cluster_ip(address):
+            continue
+        covered = any(address in net for net in cidrs if net.version == address.version)
+        if not services and not covered:
+            warnings.append(
+                f"{item.entry.text} is listed as an address, but no service CIDR is known: "
+                "clients that call other Services by ClusterIP go through the proxy "
+                "(set spec.cluster.serviceCIDRs)"
+            )
+        if not pods:
+            warnings.append(
+                f"{item.entry.text} is listed as an address, but no pod CIDR is known: traffic "
+                "to pod IPs (metrics scrapes, headless Services) goes through the proxy "
+                "(set spec.cluster.podCIDRs)"
+            )
+            break
+    for item in entries:
+        if item.entry.port is not None:
+            warnings.append(
+                f"{item.entry.text}: curl and wget ignore entries with a port, Python honours "
+                "them only for URLs that name the port"
+            )
+    if "*" in texts and len(texts) > 1:
+        warnings.append("'*' among other entries: curl and Python honour '*' only on its own")
+    elif "*" in texts:
+        warnings.append("NO_PROXY is '*': no request goes through the proxy (wget ignores '*')")
+    return warnings
+
+
+def for_kept_values(container: str, values: Mapping[str, str]) -> list[str]:
+    """Warnings about NO_PROXY/no_proxy values a manifest sets and the tool keeps."""
+    warnings: list[str] = []
+    for var, value in values.items():
+        items = [part.strip() for part in value.split(",")]
+        if any(" " in part or "\t" in part for part in items):
+            warnings.append(
+                f"{container}: {var} holds whitespace inside an entry; Go reads "
+                f"{value!r} differently from curl and Python (separate entries with commas)"
+            )
+        for part in items:
+            if not part or " " in part or "\t" in part:
+                continue
+            try:
+                noproxy.parse_entry(part)
+            except noproxy.NoProxyEntryError as exc:
+                warnings.append(f"{container}: {var}: {exc}")
+    upper, lower = values.get("NO_PROXY"), values.get("no_proxy")
+    if upper is not None and lower is not None and upper != lower:
+        warnings.append(
+            f"{container}: NO_PROXY and no_proxy differ; Go reads NO_PROXY first, curl, Python "
+            "and wget read no_proxy first"
+        )
+    return warnings
