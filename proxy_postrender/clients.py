@@ -181,7 +181,7 @@ def curl_direct(no_proxy: str, dest: Destination) -> bool:
     return False
 
 
-# --- Python requests: requests.utils.should_bypass_proxies + urllib ------------
+# --- Python requests (2.32 and later): should_bypass_proxies, then urllib -------
 
 
 def _is_ipv4(text: str) -> bool:
@@ -233,8 +233,12 @@ def python_direct(no_proxy: str, dest: Destination) -> bool:
                 return True
     else:
         with_port = f"{host}:{dest.port}" if dest.explicit_port else host
-        if any(host.endswith(entry) or with_port.endswith(entry) for entry in entries):
-            return True
+        for entry in entries:
+            name = entry.lstrip(".")
+            if name in (host, with_port):
+                return True
+            if host.endswith("." + name) or with_port.endswith("." + name):
+                return True
     return _urllib_bypass(no_proxy, host)
 
 

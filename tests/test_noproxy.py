@@ -1,0 +1,471 @@
+"""The NO_PROXY engine: entry model, merge order, presets, discovery, client models."""
+
+from __future__ import annotations
+
+import os
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from typing import Any
+
+import pytest
+import requests.utils
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from proxy_postrender import clients, discovery, noproxy, scope, yamlio
+from proxy_postrender.scope import ClusterNetwork, NoProxyConfig
+from tests.helpers import GOLDEN, SHARED_PROFILE, run_cli
+
+# (NO_PROXY, destination, go, curl, python, wget): True = direct.
+# Go's rules are the documented ones (golang.org/x/net/http/httpproxy, seed 003);
+# the curl, Python and wget columns are also checked against the real programs
+# in test_client_programs.py.
+TABLE = [
+    ("foo.com", "foo.com", True, True, True, True),
+    ("foo.com", "bar.foo.com", True, True, True, True),
+    ("foo.com", "barfoo.com", False, False, False, False),
+    (".foo.com", "foo.com", False, True, True, False),
+    (".foo.com", "a.foo.com", True, True, True, True),
+    ("*.foo.com", "a.foo.com", True, False, False, False),
+    ("*", "anything.example", True, True, True, False),
+    ("*,other.example", "anything.example", True, False, False, False),
+    ("10.0.0.0/8", "10.1.2.3", True, True, True, False),
+    ("10.0.0.0/8", "kubernetes", False, False, False, False),
+    ("10.96.0.1", "10.96.0.1", True, True, True, True),
+    ("10.96.0.1", "10.96.0.10", False, False, False, False),
+    ("foo.com:8080", "foo.com:8080", True, False, True, False),
+    ("foo.com:8080", "foo.com:443", False, False, False, False),
+    ("", "localhost", True, False, False, False),
+    ("", "127.0.0.1", True, False, False, False),
+    ("FOO.com", "foo.com", True, True, True, True),
+    ("cluster.local", "kubernetes.default.svc.cluster.local", True, True, True, True),
+    (".svc", "kubernetes.default", False, False, False, False),
+    (".svc", "kubernetes.default.svc", True, True, True, True),
+    ("169.254.169.254", "http://169.254.169.254/", True, True, True, True),
+    ("example.com.", "example.com", False, True, False, False),
+    ("fd00::/8", "[fd00::1]:443", True, True, False, False),
+]
+
+
+@pytest.mark.parametrize(("value", "dest", "go", "curl", "python", "wget"), TABLE)
+def test_client_rules(
+    value: str, dest: str, go: bool, curl: bool, python: bool, wget: bool
+) -> None:
+    got = clients.decide(value, clients.parse_destination(dest))
+    assert got == {"go": go, "curl": curl, "python": python, "wget": wget}
+
+
+@contextmanager
+def _env(no_proxy: str) -> Iterator[None]:
+    saved = {k: v for k, v in os.environ.items() if k.lower().endswith("_proxy")}
+    for key in saved:
+        del os.environ[key]
+    os.environ["no_proxy"] = no_proxy
+    os.environ["http_proxy"] = os.environ["https_proxy"] = "http://proxy.invalid:3128"
+    try:
+        yield
+    finally:
+        for key in [k for k in os.environ if k.lower().endswith("_proxy")]:
+            del os.environ[key]
+        os.environ.update(saved)
+
+
+def _real_python(no_proxy: str, dest: clients.Destination) -> bool:
+    host = f"[{dest.host}]" if ":" in dest.host else dest.host
+    port = f":{dest.port}" if dest.explicit_port else ""
+    with _env(no_proxy):
+        return bool(requests.utils.should_bypass_proxies(f"{dest.scheme}://{host}{port}/", None))
+
+
+@pytest.mark.parametrize(("value", "dest"), [(row[0], row[1]) for row in TABLE])
+def test_python_model_matches_requests(value: str, dest: str) -> None:
+    destination = clients.parse_destination(dest)
+    assert clients.python_direct(value, destination) == _real_python(value, destination)
+
+
+LABELS = st.sampled_from(["foo", "bar", "svc", "cluster", "local", "example", "a", "b-1"])
+DOMAINS = st.lists(LABELS, min_size=1, max_size=4).map(".".join)
+IPV4 = st.tuples(*[st.sampled_from([0, 1, 10, 96, 127, 169, 254]) for _ in range(4)]).map(
+    lambda t: ".".join(map(str, t))
+)
+IPV6 = st.sampled_from(["::1", "fd00::1", "fd00:ec2::254", "2001:db8::5"])
+PORTS = st.sampled_from(["", ":80", ":443", ":8080"])
+ENTRY = st.one_of(
+    DOMAINS,
+    DOMAINS.map(lambda d: "." + d),
+    DOMAINS.map(lambda d: "*." + d),
+    DOMAINS.map(lambda d: d.upper()),
+    IPV4,
+    st.tuples(IPV4, st.sampled_from([8, 12, 16, 24, 32])).map(lambda t: f"{t[0]}/{t[1]}"),
+    IPV6,
+    st.sampled_from(["fd00::/8", "2001:db8::/32"]),
+    st.tuples(DOMAINS, PORTS).map("".join),
+    st.just("*"),
+)
+VALUES = st.lists(st.tuples(ENTRY, st.sampled_from([",", ", ", " ,", ",,"])), max_size=5).map(
+    lambda items: "".join(e + sep for e, sep in items).rstrip(", ")
+)
+DESTS = st.one_of(
+    st.tuples(DOMAINS, PORTS).map("".join),
+    st.tuples(IPV4, PORTS).map("".join),
+    st.tuples(IPV6, PORTS).map(lambda t: f"[{t[0]}]{t[1]}"),
+    st.just("localhost"),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(VALUES, DESTS)
+def test_python_model_matches_requests_on_generated_values(value: str, dest: str) -> None:
+    destination = clients.parse_destination(dest)
+    assert clients.python_direct(value, destination) == _real_python(value, destination)
+
+
+@settings(max_examples=300, deadline=None)
+@given(VALUES, DESTS)
+def test_urllib_alone_agrees_where_requests_defers_to_it(value: str, dest: str) -> None:
+    """The stdlib half of the Python model is urllib's own function."""
+    destination = clients.parse_destination(dest)
+    with _env(value):
+        bypass = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]
+        real = bool(bypass(destination.host))
+    assert clients._urllib_bypass(value, destination.host) == real
+
+
+# --- entry model and merge ---------------------------------------------------
+
+
+@settings(max_examples=300)
+@given(ENTRY.filter(lambda e: e.strip() != ""))
+def test_normalisation_is_idempotent(raw: str) -> None:
+    try:
+        entry = noproxy.parse_entry(raw)
+    except noproxy.NoProxyEntryError:
+        return
+    again = noproxy.parse_entry(entry.text)
+    assert again == entry
+
+
+GROUPS = st.lists(
+    st.tuples(st.sampled_from(["a", "b", "c"]), st.lists(ENTRY, max_size=4)), max_size=4
+)
+
+
+def _parse_all(groups: list[tuple[str, list[str]]]) -> list[tuple[str, list[noproxy.NoProxyEntry]]]:
+    parsed = []
+    for source, raws in groups:
+        entries = []
+        for raw in raws:
+            with suppress(noproxy.NoProxyEntryError):
+                entries.append(noproxy.parse_entry(raw))
+        parsed.append((source, entries))
+    return parsed
+
+
+@given(GROUPS)
+def test_merge_keeps_first_places_and_every_source(groups: list[tuple[str, list[str]]]) -> None:
+    parsed = _parse_all(groups)
+    merged = noproxy.merge(parsed)
+    flat = [(source, e.text) for source, entries in parsed for e in entries]
+    assert [m.entry.text for m in merged] == list(dict.fromkeys(text for _, text in flat))
+    for item in merged:
+        assert list(item.sources) == list(
+            dict.fromkeys(s for s, text in flat if text == item.entry.text)
+        )
+    # stable: merging the merged list again changes nothing
+    again = noproxy.merge([("x", [m.entry for m in merged])])
+    assert [m.entry for m in again] == [m.entry for m in merged]
+
+
+@settings(max_examples=200)
+@given(st.lists(ENTRY, max_size=6), st.sampled_from(scope.STYLES))
+def test_every_profile_entry_is_kept_or_reported(raws: list[str], style: str) -> None:
+    entries = tuple(e for _, group in _parse_all([("p", raws)]) for e in group)
+    built = scope.build(NoProxyConfig(entries=entries, presets=(), style=style))
+    texts = {item.entry.text for item in built}
+    if style == "portable" and "*" in texts:
+        assert len(built) == 1
+        if len({e.text for e in entries}) > 1:
+            assert any("dropped" in s for s in built[0].sources)
+        return
+    assert {e.text for e in entries} <= texts
+    for item in built:
+        assert item.sources, item
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ("exa mple.com", "contains whitespace"),
+        ("10.0.0.0/33", "not a valid CIDR"),
+        ("foo.com:0", "port"),
+        ("[fd00::1", "missing ']'"),
+        ("-bad-.com", "not a domain"),
+    ],
+)
+def test_bad_entries_are_named(raw: str, message: str) -> None:
+    with pytest.raises(noproxy.NoProxyEntryError, match=message) as info:
+        noproxy.parse_entry(raw)
+    assert raw.strip() in str(info.value)
+
+
+# --- sources and presets -------------------------------------------------------
+
+
+def _texts(config: NoProxyConfig, nets: tuple[ClusterNetwork, ...] = ()) -> list[str]:
+    return [item.entry.text for item in scope.build(config, nets)]
+
+
+def test_sources_merge_in_documented_order() -> None:
+    config = NoProxyConfig(
+        entries=(noproxy.parse_entry("corp.example"),),
+        cluster=ClusterNetwork(
+            "spec.cluster",
+            pods=("10.244.0.0/16",),
+            services=("10.96.0.0/12",),
+            domain="k8s.corp",
+            endpoint="api.corp.example",
+            nodes=("192.168.10.0/24",),
+        ),
+        presets=("loopback", "kubernetes", "gcp"),
+        style="exact",
+    )
+    assert _texts(config) == [
+        "corp.example",
+        "10.244.0.0/16",
+        "10.96.0.0/12",
+        "10.96.0.1",  # the apiserver ClusterIP: the first service address
+        "api.corp.example",
+        "192.168.10.0/24",
+        "localhost",
+        "127.0.0.1",
+        "::1",
+        "kubernetes",
+        "kubernetes.default",
+        "kubernetes.default.svc",
+        ".svc",
+        "k8s.corp",
+        ".k8s.corp",
+        "169.254.169.254",
+        "metadata.google.internal",
+        "metadata",
+    ]
+
+
+def test_portable_style_adds_bare_domains_and_collapses_wildcards() -> None:
+    entries = tuple(noproxy.parse_entry(e) for e in [".corp.example", ".svc", "x.org"])
+    assert _texts(NoProxyConfig(entries=entries, presets=())) == [
+        "corp.example",
+        ".corp.example",
+        ".svc",
+        "x.org",
+    ]
+    wild = (*entries, noproxy.parse_entry("*"))
+    assert _texts(NoProxyConfig(entries=wild, presets=())) == ["*"]
+    assert _texts(NoProxyConfig(entries=wild, presets=(), style="exact"))[-1] == "*"
+
+
+def test_an_explicit_apiserver_address_replaces_the_derived_one() -> None:
+    net = ClusterNetwork("spec.cluster", services=("172.20.0.0/16",), api_server=("172.20.0.10",))
+    assert _texts(NoProxyConfig(cluster=net, presets=())) == ["172.20.0.0/16", "172.20.0.10"]
+
+
+# --- discovery -------------------------------------------------------------------
+
+
+def _objects(path: str) -> list[Any]:
+    return [d for d in yamlio.load_data((GOLDEN / path).read_text()) if isinstance(d, dict)]
+
+
+def _by_name(objects: list[Any], kind: str, name: str) -> Any:
+    return next(o for o in objects if o["kind"] == kind and o["metadata"]["name"] == name)
+
+
+def test_discovery_reads_both_api_versions_and_the_infrastructure_cluster() -> None:
+    objects = _objects("capi-two-clusters/input.yaml")
+    index = discovery.discover(objects)
+    alpha = index.clusters[("team-a", "alpha")]
+    assert alpha.pods == ("10.244.0.0/16",) and alpha.services == ("10.96.0.0/12",)
+    assert alpha.domain == "alpha.local" and alpha.endpoint == "api.alpha.example"
+    assert alpha.presets == ("aws",)
+    beta = index.clusters[("team-b", "beta")]
+    assert beta.endpoint == "10.0.5.10"  # from the VSphereCluster it references
+    assert beta.presets == ()
+    gamma = index.clusters[("team-b", "gamma")]
+    assert gamma.presets == ("gcp",)  # the ClusterClass's GCPClusterTemplate
+
+
+@pytest.mark.parametrize(
+    ("kind", "name", "cluster", "how"),
+    [
+        (
+            "KubeadmControlPlane",
+            "alpha-control-plane",
+            "alpha",
+            "referenced by Cluster team-a/alpha",
+        ),
+        ("KubeadmConfigTemplate", "alpha-md-0", "alpha", "MachineDeployment team-a/alpha-md-0"),
+        ("KubeadmControlPlane", "beta-control-plane", "beta", "cluster-name label"),
+        ("KubeadmControlPlaneTemplate", "quick-start-control-plane", "gamma", "ClusterClass"),
+    ],
+)
+def test_each_kubeadm_object_is_matched_to_its_cluster(
+    kind: str, name: str, cluster: str, how: str
+) -> None:
+    objects = _objects("capi-two-clusters/input.yaml")
+    nets, reason = discovery.discover(objects).networks_for(_by_name(objects, kind, name))
+    assert [net.label.rsplit("/", 1)[-1] for net in nets] == [cluster]
+    assert reason is not None and how in reason
+
+
+def test_unmatched_objects_get_no_cluster_and_say_why() -> None:
+    objects = _objects("capi-two-clusters/input.yaml")
+    stray: dict[str, Any] = {
+        "apiVersion": "bootstrap.cluster.x-k8s.io/v1beta1",
+        "kind": "KubeadmConfigTemplate",
+        "metadata": {"name": "stray", "namespace": "team-b"},
+    }
+    nets, reason = discovery.discover(objects).networks_for(stray)
+    assert nets == [] and reason is not None and "label it" in reason
+    labelled = {
+        **stray,
+        "metadata": {**stray["metadata"], "labels": {discovery.CLUSTER_NAME_LABEL: "zeta"}},
+    }
+    nets, reason = discovery.discover(objects).networks_for(labelled)
+    assert nets == [] and reason is not None and "zeta, not in the stream" in reason
+
+
+def test_template_variables_are_not_taken_for_networks() -> None:
+    cluster = {
+        "apiVersion": "cluster.x-k8s.io/v1beta1",
+        "kind": "Cluster",
+        "metadata": {"name": "c"},
+        "spec": {
+            "clusterNetwork": {"pods": {"cidrBlocks": ["${POD_CIDR}", "10.1.0.0/16"]}},
+            "controlPlaneEndpoint": {"host": "${CONTROL_PLANE_ENDPOINT_IP}"},
+        },
+    }
+    net = discovery.discover([cluster]).clusters[("", "c")]
+    assert net.pods == ("10.1.0.0/16",) and net.endpoint is None
+
+
+def test_two_clusters_get_two_no_proxy_values_in_the_output() -> None:
+    out = (GOLDEN / "capi-two-clusters" / "expected.yaml").read_text()
+    values = {}
+    for doc in yamlio.load_data(out):
+        if isinstance(doc, dict) and doc["kind"].startswith("Kubeadm"):
+            text = str(doc)
+            exports = [p for p in text.split("'") if p.startswith("export NO_PROXY=")]
+            values[doc["metadata"]["name"]] = exports[0].split("=", 1)[1].split(",")
+    alpha, beta = values["alpha-control-plane"], values["beta-control-plane"]
+    assert values["alpha-md-0"] == alpha
+    assert {
+        "10.244.0.0/16",
+        "10.96.0.0/12",
+        "10.96.0.1",
+        "api.alpha.example",
+        "alpha.local",
+    } <= set(alpha)
+    assert {"169.254.169.254", "fd00:ec2::254"} <= set(alpha)
+    assert {"192.168.0.0/16", "172.20.0.0/16", "172.20.0.1", "10.0.5.10"} <= set(beta)
+    assert not {"10.244.0.0/16", "alpha.local"} & set(beta)
+    assert "10.10.0.0/16" in values["quick-start-control-plane"]
+
+
+# --- the noproxy commands ------------------------------------------------------
+
+TWO_CLUSTERS = (GOLDEN / "capi-two-clusters" / "input.yaml").read_bytes()
+
+
+def _exported(kind_name: str) -> str:
+    out = (GOLDEN / "capi-two-clusters" / "expected.yaml").read_text()
+    for doc in yamlio.load_data(out):
+        if isinstance(doc, dict) and doc["metadata"]["name"] == kind_name:
+            text = str(doc)
+            return next(p for p in text.split("'") if p.startswith("export NO_PROXY="))[16:]
+    raise AssertionError(kind_name)
+
+
+def test_noproxy_prints_one_value_per_scope_and_matches_what_is_written() -> None:
+    proc = run_cli(["noproxy", str(SHARED_PROFILE)], TWO_CLUSTERS)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.decode().splitlines()
+    assert [line.split(": ")[0] for line in lines] == [
+        "workloads",
+        "Cluster team-a/alpha",
+        "Cluster team-b/beta",
+        "Cluster team-b/gamma",
+    ]
+    assert lines[1].split(": ", 1)[1] == _exported("alpha-control-plane")
+    assert lines[2].split(": ", 1)[1] == _exported("beta-control-plane")
+    one = run_cli(
+        ["noproxy", "--profile", str(SHARED_PROFILE), "--cluster", "team-b/beta"], TWO_CLUSTERS
+    )
+    assert one.stdout.decode() == _exported("beta-control-plane") + "\n"
+
+
+def test_noproxy_without_a_profile_uses_the_flags_and_default_presets() -> None:
+    proc = run_cli(["noproxy", "--no-proxy", " Example.COM , *.corp.example"])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.decode().strip() == (
+        "example.com,corp.example,.corp.example,localhost,127.0.0.1,::1,kubernetes,"
+        "kubernetes.default,kubernetes.default.svc,.svc,cluster.local,.cluster.local"
+    )
+
+
+def test_noproxy_explain_names_every_source() -> None:
+    proc = run_cli(
+        ["noproxy", str(SHARED_PROFILE), "--explain", "--cluster", "alpha"], TWO_CLUSTERS
+    )
+    assert proc.returncode == 0, proc.stderr
+    text = proc.stdout.decode()
+    rows = {line.split()[0]: line for line in text.splitlines()[2:] if line and line[0] != "w"}
+    assert "spec.noProxy" in rows["internal.corp.example"]
+    assert "Cluster team-a/alpha pod CIDRs" in rows["10.244.0.0/16"]
+    assert "first service address" in rows["10.96.0.1"]
+    assert "preset aws (AWSCluster of Cluster team-a/alpha)" in rows["fd00:ec2::254"]
+    assert "wget ignores it" in rows["10.96.0.0/12"]
+    assert "warning: .svc matches" in text
+    assert set(rows) == set(_exported("alpha-control-plane").split(","))
+
+
+def test_noproxy_check_flags_disagreements() -> None:
+    args = ["noproxy", "check", "--value", ".example.com,10.0.0.0/8", "example.com", "10.1.2.3"]
+    proc = run_cli(args)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.decode().splitlines()
+    assert lines[0] == "NO_PROXY=.example.com,10.0.0.0/8"
+    assert lines[3].split()[:5] == ["example.com:443", "PROXY", "direct", "direct", "PROXY"]
+    assert "<- clients disagree" in lines[3]
+    assert lines[4].split()[:5] == ["10.1.2.3:443", "direct", "direct", "direct", "PROXY"]
+    assert run_cli([*args, "--strict"]).returncode == 1
+    agreed = run_cli(["noproxy", "check", "--value", "example.com", "example.com", "--strict"])
+    assert agreed.returncode == 0
+
+
+def test_noproxy_check_defaults_to_the_cluster_destinations() -> None:
+    args = ["noproxy", "check", "--profile", str(SHARED_PROFILE), "--stream", "-"]
+    proc = run_cli([*args, "--cluster", "beta"], TWO_CLUSTERS)
+    assert proc.returncode == 0, proc.stderr
+    rows = {line.split()[0]: line for line in proc.stdout.decode().splitlines()[3:] if line}
+    assert "kubernetes.default.svc:443" in rows
+    assert "172.20.0.1:443" in rows  # beta's apiserver ClusterIP
+    assert "192.168.0.10:8080" in rows  # a pod IP in beta's pod CIDR
+    assert "my-service.my-namespace.svc.cluster.local:443" in rows
+    assert rows["169.254.169.254:80"].split()[1:5] == ["PROXY"] * 4
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["noproxy", "--no-proxy", "a b"], "contains whitespace"),
+        (["noproxy", "--cluster", "nope"], "cluster 'nope' is not in the stream"),
+        (["noproxy", "check", "--value", "x", "http://"], "destination 'http://'"),
+        (["noproxy", "--profile-name", "x"], "--profile-name needs a profile file"),
+    ],
+)
+def test_noproxy_errors_are_one_line(args: list[str], message: str) -> None:
+    proc = run_cli(args, b"")
+    assert proc.returncode == 2 and proc.stdout == b""
+    lines = proc.stderr.decode().splitlines()
+    assert len(lines) == 1 and message in lines[0], lines
