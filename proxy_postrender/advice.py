@@ -71,6 +71,18 @@ def for_list(
                 f"{item.entry.text}: curl and wget ignore entries with a port, Python honours "
                 "them only for URLs that name the port"
             )
+    if any(item.entry.kind == "cidr" and ":" in item.entry.text for item in entries):
+        warnings.append(
+            "IPv6 CIDRs are ignored by curl (7.86 to 8.17), Python requests and wget: list the "
+            "IPv6 addresses those clients call, or expect them to use the proxy"
+        )
+    for net in discovered:
+        if net.endpoint is None:
+            warnings.append(
+                f"the control-plane endpoint of {net.label} is not in the stream (set at run "
+                "time, or a variable): kubelet and kubeadm join reach it through the proxy "
+                "unless an entry covers it (its domain, e.g. .elb.amazonaws.com, or its CIDR)"
+            )
     if "*" in texts and len(texts) > 1:
         warnings.append("'*' among other entries: curl and Python honour '*' only on its own")
     elif "*" in texts:

@@ -86,7 +86,7 @@ _CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
     context_settings=_CONTEXT,
     epilog="Other commands: 'noproxy' prints the NO_PROXY of a profile (and its sources with "
     "--explain); 'noproxy check' tells how Go, curl, Python and wget read it. "
-    "See '%(prog)s noproxy --help'.",
+    f"See '{PROG} noproxy --help'.",
 )
 @click.argument("profile_arg", metavar="[PROFILE]", required=False)
 @click.option(
@@ -326,6 +326,12 @@ def noproxy_command(
     "--stream", "stream_source", metavar="FILE", help="Manifests holding Clusters ('-': stdin)."
 )
 @click.option("--strict", is_flag=True, help="Exit 1 when the clients disagree on a destination.")
+@click.option(
+    "--clients",
+    "compared",
+    metavar="LIST",
+    help="The clients whose disagreement --strict counts (default: go,curl,python,wget).",
+)
 def check_command(
     destinations: tuple[str, ...],
     profile_opt: str | None,
@@ -335,6 +341,7 @@ def check_command(
     value: str | None,
     stream_source: str | None,
     strict: bool,
+    compared: str | None,
 ) -> None:
     """Say, per destination, whether Go, curl, Python and wget go direct or via the proxy."""
     from proxy_postrender import clients
@@ -350,9 +357,19 @@ def check_command(
             raise UsageError(str(exc)) from None
         if not wanted:
             wanted = explain_mod.default_destinations(config, chosen.networks)
+        names = clients.CLIENTS
+        if compared is not None:
+            names = tuple(n.strip() for n in compared.split(",") if n.strip())
+        unknown = [n for n in names if n not in clients.CLIENTS]
+        if unknown or not names:
+            raise UsageError(
+                f"--clients: unknown {', '.join(unknown) or 'empty list'} "
+                f"(known: {', '.join(clients.CLIENTS)})"
+            )
         checked = value if value is not None else chosen.value
-        rows = explain_mod.check(checked, wanted)
-        sys.stdout.write(explain_mod.check_table(checked, rows))
+        rows = explain_mod.check(checked, wanted, names)
+        label = None if value is not None else f"NO_PROXY of {chosen.label}"
+        sys.stdout.write(explain_mod.check_table(checked, rows, label))
         return 1 if strict and not all(row.agree for row in rows) else 0
 
     _guarded(run_it)

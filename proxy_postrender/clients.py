@@ -17,9 +17,9 @@ from urllib.parse import urlsplit
 CLIENTS: tuple[str, ...] = ("go", "curl", "python", "wget")
 TITLES: Mapping[str, str] = {
     "go": "Go (net/http)",
-    "curl": "curl >= 7.86",
-    "python": "Python requests",
-    "wget": "GNU wget",
+    "curl": "curl 7.87-8.17",
+    "python": "Python requests >= 2.34",
+    "wget": "GNU wget >= 1.20",
 }
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -121,6 +121,8 @@ def go_direct(no_proxy: str, dest: Destination) -> bool:
             if ip is not None and ip == entry_ip and entry_port in ("", port):
                 return True
             continue
+        if ip is not None:
+            continue  # name entries never match an address (x/net since v0.36.0)
         match_host = True
         if entry.startswith("*."):
             entry = entry[1:]
@@ -136,7 +138,7 @@ def go_direct(no_proxy: str, dest: Destination) -> bool:
     return False
 
 
-# --- curl >= 7.86: lib/noproxy.c ----------------------------------------------
+# --- curl 7.87 to 8.17: lib/noproxy.c --------------------------------------------
 
 
 def _curl_ip_match(address: Address, token: str) -> bool:
@@ -160,7 +162,8 @@ def _curl_ip_match(address: Address, token: str) -> bool:
 def curl_direct(no_proxy: str, dest: Destination) -> bool:
     if no_proxy == "*":
         return True  # only the whole value; '*' among other entries matches nothing
-    ip = dest.ip
+    # curl 7.86-8.17 hands IPv6 hosts over without brackets: they compare as names
+    ip = dest.ip if dest.ip is not None and dest.ip.version == 4 else None
     name = dest.host.rstrip(".") if ip is None else dest.host
     for token in re.split(r"[ \t]*,[ \t,]*|[ \t]+", no_proxy.strip(" \t,")):
         if not token:
@@ -181,7 +184,7 @@ def curl_direct(no_proxy: str, dest: Destination) -> bool:
     return False
 
 
-# --- Python requests (2.32 and later): should_bypass_proxies, then urllib -------
+# --- Python requests (2.34 and later): should_bypass_proxies, then urllib -------
 
 
 def _is_ipv4(text: str) -> bool:
@@ -248,8 +251,9 @@ def python_direct(no_proxy: str, dest: Destination) -> bool:
 def wget_direct(no_proxy: str, dest: Destination) -> bool:
     host = dest.host.lower()
     for raw in no_proxy.split(","):
+        # an empty entry (",,") is kept: it matches any name that ends in a dot
         entry = raw.strip().lower()
-        if not entry or len(host) < len(entry) or not host.endswith(entry):
+        if len(host) < len(entry) or not host.endswith(entry):
             continue
         rest = host[: len(host) - len(entry)]
         if not rest or rest.endswith(".") or entry.startswith("."):

@@ -26,6 +26,8 @@ from proxy_postrender import noproxy, presets, targets
 from proxy_postrender.scope import ClusterNetwork
 
 CAPI_GROUP = "cluster.x-k8s.io"
+# kubeadm's service subnet when a Cluster names none (clusterNetwork.services unset)
+KUBEADM_SERVICE_CIDR = "10.96.0.0/12"
 CLUSTER_NAME_LABEL = "cluster.x-k8s.io/cluster-name"
 # kinds the discovery reads (besides the infrastructure clusters a Cluster names)
 DISCOVERY_KINDS = frozenset({"Cluster", "MachineDeployment", "MachinePool", "ClusterClass"})
@@ -119,6 +121,10 @@ class ClusterIndex:
                 return [], f"its {CLUSTER_NAME_LABEL} label names {label}, not in the stream"
             return [net], f"{CLUSTER_NAME_LABEL} label"
         referrers = dict(self.referenced_by.get((kind, namespace, name), {}))
+        if not namespace:  # applied to some namespace: a reference from any namespace fits
+            for (ref_kind, _, ref_name), found in self.referenced_by.items():
+                if (ref_kind, ref_name) == (kind, name):
+                    referrers.update(found)
         if targets.is_clusterclass(obj):
             for key in self.class_users.get((namespace, name), set()):
                 referrers[key] = _label("Cluster", key)
@@ -178,7 +184,8 @@ def _class_refs(obj: Mapping[str, Any], namespace: str) -> tuple[list[RefKey], s
     for group in ("machineDeployments", "machinePools"):
         items = _get(workers, group)
         for item in items if isinstance(items, list) else []:
-            add(_get(item, "template", "bootstrap"))
+            add(_get(item, "template", "bootstrap"))  # v1beta1
+            add(_get(item, "bootstrap"))  # v1beta2
     infra = _get(spec, "infrastructure")
     infra_kind = _text(_get(infra, "ref", "kind")) or _text(_get(infra, "templateRef", "kind"))
     return refs, infra_kind
@@ -213,6 +220,9 @@ def discover(objects: Iterable[Mapping[str, Any]]) -> ClusterIndex:
         index.referenced_by.setdefault(ref, {})[cluster] = by
 
     for cluster in found:
+        klass = cluster.klass
+        if klass is not None and klass not in classes and ("", klass[1]) in classes:
+            cluster.klass = ("", klass[1])  # a ClusterClass written without a namespace
         infra_kind = cluster.infra[0] if cluster.infra else None
         if infra_kind is None and cluster.klass in classes:
             infra_kind = classes[cluster.klass][1]
@@ -235,14 +245,20 @@ def _network(
     label = _label("Cluster", cluster.key)
     network = _get(cluster.obj, "spec", "clusterNetwork")
     endpoint = _endpoint_host(_get(cluster.obj, "spec", "controlPlaneEndpoint"))
+    endpoint_source = label
     if endpoint is None and cluster.infra is not None and cluster.infra in others:
         endpoint = _endpoint_host(_get(others[cluster.infra], "spec", "controlPlaneEndpoint"))
+        kind, namespace, name = cluster.infra
+        endpoint_source = _label(kind, (namespace, name))
+    services = _valid(_strings(_get(network, "services", "cidrBlocks")), ("cidr", "ip"))
     preset = presets.infrastructure_preset(infra_kind)
     domain = _text(_get(network, "serviceDomain"))
     return ClusterNetwork(
         label=label,
         pods=_valid(_strings(_get(network, "pods", "cidrBlocks")), ("cidr", "ip")),
-        services=_valid(_strings(_get(network, "services", "cidrBlocks")), ("cidr", "ip")),
+        services=services or (KUBEADM_SERVICE_CIDR,),
+        services_default=not services,
+        endpoint_source=endpoint_source if endpoint else None,
         domain=domain.lower().rstrip(".") if domain and _valid([domain], ("domain",)) else None,
         endpoint=endpoint,
         presets=(preset,) if preset else (),

@@ -314,12 +314,12 @@ def _rewrite(
         for (node, _), doc_ops, doc_style in zip(docs, changes, styles, strict=True):
             if doc_ops and doc_style is not None:
                 edits.extend(splice.edits_for(segment.text, node, doc_ops, doc_style, newline))
-        spliced = splice.apply_edits(segment.text, edits)
+        spliced = _same_ending(segment.text, splice.apply_edits(segment.text, edits))
         if _matches(spliced, expected):
             return spliced, "splice"
     except splice.Unsupported:
         pass
-    dumped = yamlio.roundtrip(segment.text, changes, style, newline)
+    dumped = _same_ending(segment.text, yamlio.roundtrip(segment.text, changes, style, newline))
     if _matches(dumped, expected):
         return dumped, "roundtrip"
     context = _context(segment, index, docs[0][1] if docs else None)
@@ -329,6 +329,14 @@ def _rewrite(
         else ""
     )
     raise InputError(f"could not apply the change without altering other content{hint}", context)
+
+
+def _same_ending(before: str, after: str) -> str:
+    """A document without a final newline stays without one (adjacent deletions at the
+    end of the text can leave the newline of the line before them)."""
+    if before and not before.endswith("\n") and after.endswith("\n"):
+        return after[:-2] if after.endswith("\r\n") else after[:-1]
+    return after
 
 
 def _matches(text: str, expected: list[Any]) -> bool:

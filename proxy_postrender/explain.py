@@ -52,7 +52,7 @@ def pick(found: Sequence[Scope], cluster: str) -> Scope:
 
 _KIND_NOTES = {
     "cidr4": "CIDR: wget ignores it (and curl before 7.86)",
-    "cidr6": "IPv6 CIDR: wget and Python requests ignore it",
+    "cidr6": "IPv6 CIDR: curl (7.86 to 8.17), Python requests and wget ignore it",
     "suffix": "subdomains only for Go and wget; curl and Python also match the bare domain",
     "port": "with a port: curl and wget ignore it; Python only when the URL names the port",
     "wildcard": "'*': curl and Python honour it only as the whole value; wget never",
@@ -117,19 +117,24 @@ class CheckRow:
     destination: Destination
     label: str
     direct: dict[str, bool]
+    compared: tuple[str, ...] = clients.CLIENTS  # the clients whose agreement counts
 
     @property
     def agree(self) -> bool:
-        return len(set(self.direct.values())) == 1
+        return len({self.direct[c] for c in self.compared}) == 1
 
 
-def check(value: str, destinations: Sequence[tuple[Destination, str]]) -> list[CheckRow]:
-    return [CheckRow(d, label, clients.decide(value, d)) for d, label in destinations]
+def check(
+    value: str,
+    destinations: Sequence[tuple[Destination, str]],
+    compared: tuple[str, ...] = clients.CLIENTS,
+) -> list[CheckRow]:
+    return [CheckRow(d, label, clients.decide(value, d), compared) for d, label in destinations]
 
 
-def check_table(value: str, rows: Sequence[CheckRow]) -> str:
+def check_table(value: str, rows: Sequence[CheckRow], scope_label: str | None) -> str:
     first = max([len("destination"), *(len(str(r.destination)) for r in rows)])
-    lines = [f"NO_PROXY={value}", ""]
+    lines = [f"NO_PROXY={value}", f"# {scope_label or 'the value given with --value'}", ""]
     header = f"{'destination':<{first}}  " + "  ".join(f"{c:<6}" for c in clients.CLIENTS)
     lines.append(header.rstrip())
     for row in rows:

@@ -39,6 +39,8 @@ class ClusterNetwork:
     nodes: tuple[str, ...] = ()
     presets: tuple[str, ...] = ()  # cloud presets picked by the infrastructure kind
     preset_reason: str | None = None  # e.g. "AWSCluster of Cluster ns/name"
+    services_default: bool = False  # services is kubeadm's default, the Cluster names none
+    endpoint_source: str | None = None  # the object the endpoint was read from
 
     @property
     def empty(self) -> bool:
@@ -77,10 +79,8 @@ def _entries(values: Iterable[str]) -> list[NoProxyEntry]:
 
 
 def _network_groups(net: ClusterNetwork, where: str) -> list[tuple[str, list[NoProxyEntry]]]:
-    groups = [
-        (f"{where} pod CIDRs", _entries(net.pods)),
-        (f"{where} service CIDRs", _entries(net.services)),
-    ]
+    services = f"{where} service CIDRs" + (" (kubeadm default)" if net.services_default else "")
+    groups = [(f"{where} pod CIDRs", _entries(net.pods)), (services, _entries(net.services))]
     if net.api_server:
         groups.append((f"{where} apiserver address", _entries(net.api_server)))
     elif net.services:
@@ -91,7 +91,8 @@ def _network_groups(net: ClusterNetwork, where: str) -> list[tuple[str, list[NoP
                 (f"{where} apiserver ClusterIP (first service address)", _entries([first]))
             )
     if net.endpoint:
-        groups.append((f"{where} control-plane endpoint", _entries([net.endpoint])))
+        endpoint = f"{net.endpoint_source or where} control-plane endpoint"
+        groups.append((endpoint, _entries([net.endpoint])))
     groups.append((f"{where} node networks", _entries(net.nodes)))
     return groups
 

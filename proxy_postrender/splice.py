@@ -12,7 +12,6 @@ import contextlib
 import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import pairwise
 from typing import Any
 
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -334,11 +333,20 @@ def edits_for(text: str, root: Node, ops: list[Op], style: Style, newline: str) 
 
 
 def apply_edits(text: str, edits: list[Edit]) -> str:
-    """Apply non-overlapping edits; insertions at one point keep the order given."""
-    ordered = sorted(edits, key=lambda e: (e.start, e.end))  # stable
-    for before, after in pairwise(ordered):
-        if after.start < before.end:
-            raise Unsupported("overlapping edits")
+    """Apply non-overlapping edits; insertions at one point keep the order given.
+
+    Deletions that overlap (adjacent blocks at the end of a text without a final
+    newline each take the newline before them) are merged into one.
+    """
+    ordered: list[Edit] = []
+    for edit in sorted(edits, key=lambda e: (e.start, e.end)):  # stable
+        last = ordered[-1] if ordered else None
+        if last is not None and edit.start < last.end:
+            if last.text or edit.text:
+                raise Unsupported("overlapping edits")
+            ordered[-1] = Edit(last.start, max(last.end, edit.end), "")
+            continue
+        ordered.append(edit)
     pieces: list[str] = []
     cursor = 0
     for edit in ordered:

@@ -44,7 +44,9 @@ TABLE = [
     (".svc", "kubernetes.default.svc", True, True, True, True),
     ("169.254.169.254", "http://169.254.169.254/", True, True, True, True),
     ("example.com.", "example.com", False, True, False, False),
-    ("fd00::/8", "[fd00::1]:443", True, True, False, False),
+    ("fd00::/8", "[fd00::1]:443", True, False, False, False),
+    ("fd00::1", "[fd00::1]:443", True, True, True, True),
+    ("0.1", "10.96.0.1", False, False, True, True),
 ]
 
 
@@ -434,11 +436,15 @@ def test_noproxy_check_flags_disagreements() -> None:
     proc = run_cli(args)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.decode().splitlines()
-    assert lines[0] == "NO_PROXY=.example.com,10.0.0.0/8"
-    assert lines[3].split()[:5] == ["example.com:443", "PROXY", "direct", "direct", "PROXY"]
-    assert "<- clients disagree" in lines[3]
-    assert lines[4].split()[:5] == ["10.1.2.3:443", "direct", "direct", "direct", "PROXY"]
+    assert lines[:2] == ["NO_PROXY=.example.com,10.0.0.0/8", "# the value given with --value"]
+    assert lines[4].split()[:5] == ["example.com:443", "PROXY", "direct", "direct", "PROXY"]
+    assert "<- clients disagree" in lines[4]
+    assert lines[5].split()[:5] == ["10.1.2.3:443", "direct", "direct", "direct", "PROXY"]
     assert run_cli([*args, "--strict"]).returncode == 1
+    # without wget and Go, the CIDR row agrees but the suffix row does not
+    assert run_cli([*args, "--strict", "--clients", "curl,python"]).returncode == 0
+    assert run_cli([*args[:-1], "--strict", "--clients", "go,curl"]).returncode == 1
+    assert run_cli([*args, "--clients", "lynx"]).returncode == 2
     agreed = run_cli(["noproxy", "check", "--value", "example.com", "example.com", "--strict"])
     assert agreed.returncode == 0
 
@@ -447,7 +453,9 @@ def test_noproxy_check_defaults_to_the_cluster_destinations() -> None:
     args = ["noproxy", "check", "--profile", str(SHARED_PROFILE), "--stream", "-"]
     proc = run_cli([*args, "--cluster", "beta"], TWO_CLUSTERS)
     assert proc.returncode == 0, proc.stderr
-    rows = {line.split()[0]: line for line in proc.stdout.decode().splitlines()[3:] if line}
+    lines = proc.stdout.decode().splitlines()
+    assert lines[1] == "# NO_PROXY of Cluster team-b/beta"
+    rows = {line.split()[0]: line for line in lines[4:] if line}
     assert "kubernetes.default.svc:443" in rows
     assert "172.20.0.1:443" in rows  # beta's apiserver ClusterIP
     assert "192.168.0.10:8080" in rows  # a pod IP in beta's pod CIDR
@@ -469,3 +477,64 @@ def test_noproxy_errors_are_one_line(args: list[str], message: str) -> None:
     assert proc.returncode == 2 and proc.stdout == b""
     lines = proc.stderr.decode().splitlines()
     assert len(lines) == 1 and message in lines[0], lines
+
+
+# --- the profile's NO_PROXY fields ------------------------------------------------
+
+PROFILE_HEAD = """apiVersion: proxy-postrender.io/v1alpha1
+kind: ProxyProfile
+metadata: {name: t}
+spec:
+  httpProxy: http://proxy:3128
+"""
+
+
+def _load(tmp_path: Any, body: str, environ: dict[str, str] | None = None) -> Any:
+    from proxy_postrender import profile
+
+    path = tmp_path / "p.yaml"
+    path.write_text(PROFILE_HEAD + body)
+    return profile.load(str(path), environ=environ or {})
+
+
+def test_profile_cluster_section_reaches_no_proxy(tmp_path: Any) -> None:
+    loaded = _load(
+        tmp_path,
+        "  noProxyPresets: [aws]\n  noProxyStyle: exact\n  cluster:\n"
+        "    podCIDRs: ${PODS}\n    serviceCIDRs: [10.96.0.0/12]\n"
+        "    controlPlaneEndpoint: '[fd00::10]:6443'\n    domain: K8S.Corp.\n",
+        {"PODS": "10.244.0.0/16,10.245.0.0/16"},
+    )
+    assert [item.entry.text for item in loaded.no_proxy()] == [
+        "10.244.0.0/16",
+        "10.245.0.0/16",
+        "10.96.0.0/12",
+        "10.96.0.1",
+        "fd00::10",
+        "169.254.169.254",
+        "fd00:ec2::254",
+    ]
+    assert loaded.no_proxy_config.cluster.domain == "k8s.corp"
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("  cluster:\n    podCIDRs: [10.0.0.0/33]\n", "spec.cluster.podCIDRs: NO_PROXY entry"),
+        ("  cluster:\n    serviceCIDRs: [example.com]\n", "is not a CIDR or an IP address"),
+        (
+            "  cluster:\n    domain: 10.0.0.1\n",
+            "spec.cluster.domain: '10.0.0.1' is not a host name",
+        ),
+        ("  cluster:\n    podCidrs: []\n", "unknown field(s) podCidrs (did you mean podCIDRs?)"),
+        ("  noProxyPresets: [loopback, azur]\n", "unknown preset(s) azur"),
+        ("  noProxyStyle: wget\n", "spec.noProxyStyle: 'wget' is not one of portable, exact"),
+        ("  noProxyDiscovery: 'yes'\n", "spec.noProxyDiscovery: must be true or false"),
+    ],
+)
+def test_profile_no_proxy_fields_are_validated(tmp_path: Any, body: str, message: str) -> None:
+    from proxy_postrender.errors import ProfileError
+
+    with pytest.raises(ProfileError) as info:
+        _load(tmp_path, body)
+    assert message in str(info.value)

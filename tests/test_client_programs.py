@@ -1,0 +1,165 @@
+"""The client models against the real programs: curl, wget and Go's net/http.
+
+curl and wget run inside a private network namespace (tests/clientlab.py);
+Go's decision comes from http.ProxyFromEnvironment in a small program built
+here with the Go toolchain that `make test` installs. Python requests is
+checked in test_noproxy.py. A missing program fails these tests, never skips.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from proxy_postrender import clients
+from tests import clientlab
+from tests.test_noproxy import TABLE
+
+HERE = Path(__file__).resolve().parent
+
+
+def _cases() -> list[tuple[str, str]]:
+    """The table of test_noproxy plus a fixed, seeded mix of entries and destinations."""
+    labels = ["foo", "bar", "svc", "local", "example", "b-1"]
+    rng = random.Random(2026)
+
+    def domain() -> str:
+        return ".".join(rng.choice(labels) for _ in range(rng.randint(1, 3)))
+
+    def entry() -> str:
+        shape = rng.randrange(9)
+        if shape == 0:
+            return "." + domain()
+        if shape == 1:
+            return "*." + domain()
+        if shape == 2:
+            return rng.choice(["10.0.0.0/8", "10.96.0.0/12", "192.168.0.0/16", "10.1.2.3"])
+        if shape == 3:
+            return rng.choice(["fd00::/8", "fd00::1", "::1", "[fd00::1]:8080"])
+        if shape == 4:
+            return domain() + rng.choice([":80", ":443", ":8080"])
+        if shape == 5:
+            return rng.choice(["*", "localhost", "127.0.0.1"])
+        if shape == 6:
+            return domain().upper()
+        return domain()
+
+    def near(entry: str) -> str:
+        """A host that an entry may or may not match: itself, a subdomain, a look-alike."""
+        if entry.startswith("["):
+            entry = entry[1 : entry.index("]")]
+        host = entry.split(":")[0] if entry.count(":") == 1 else entry
+        host = host.lstrip("*").lstrip(".").lower()
+        if "/" in host:
+            return rng.choice(["10.1.2.3", "10.96.0.1", "192.168.5.5", "[fd00::1]"])
+        if ":" in host or host.startswith("["):
+            return "[" + host.strip("[]") + "]"
+        return rng.choice([host, "www." + host, "x" + host, host + "."])
+
+    def destination(entries: list[str]) -> str:
+        scheme = rng.choice(["http", "https"])
+        port = rng.choice(["", ":8080", ":80", ":443"])
+        host = rng.choice(
+            [domain(), "10.1.2.3", "10.96.0.1", "[fd00::1]", "localhost"]
+            + [near(e) for e in entries] * 3
+        )
+        return f"{scheme}://{host}{port}/"
+
+    cases = []
+    for value, dest, *_ in TABLE:
+        parsed = clients.parse_destination(dest)
+        host = f"[{parsed.host}]" if ":" in parsed.host else parsed.host
+        cases.append((value, f"{parsed.scheme}://{host}:{parsed.port}/"))
+    for _ in range(160):
+        separator = rng.choice([",", ", ", ",,"])
+        entries = [entry() for _ in range(rng.randint(1, 4))]
+        cases.append((separator.join(entries), destination(entries)))
+    return cases
+
+
+CASES = _cases()
+
+
+def _require(program: str) -> str:
+    path = shutil.which(program)
+    if path is None:
+        pytest.fail(f"{program} is not installed (make test installs it)")
+    return path
+
+
+def test_curl_and_wget_models_match_the_real_programs() -> None:
+    for program in ("curl", "wget", "unshare", "ip"):
+        _require(program)
+    observed = clientlab.observe(CASES, ["curl", "wget"])
+    wrong = []
+    for (value, url), real in zip(CASES, observed, strict=True):
+        dest = clients.parse_destination(url)
+        for client in ("curl", "wget"):
+            model = clients.RULES[client](value, dest)
+            if model != real[client]:
+                wrong.append(
+                    f"{client}: NO_PROXY={value!r} {url}: model {model}, real {real[client]}"
+                )
+    assert not wrong, "\n".join(wrong)
+
+
+@pytest.fixture(scope="module")
+def go_client(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    go = _require("go")
+    out = tmp_path_factory.mktemp("goclient") / "goclient"
+    env = dict(os.environ, GOCACHE=str(out.parent / "cache"), GO111MODULE="off", GOFLAGS="")
+    subprocess.run(
+        [go, "build", "-o", str(out), str(HERE / "goclient" / "main.go")], env=env, check=True
+    )
+    return out
+
+
+def _go_version() -> str:
+    return subprocess.run(["go", "version"], capture_output=True, text=True, check=True).stdout
+
+
+def _old_go_name_match(value: str, dest: clients.Destination) -> bool:
+    """Go releases that vendor x/net before v0.36.0 also match name entries against
+    addresses as text (NO_PROXY=0.1 sends 10.96.0.1 direct); the model follows x/net now."""
+    if dest.ip is None:
+        return False
+    for raw in value.split(","):
+        entry = raw.strip().lower()
+        port = ""
+        if entry.count(":") == 1 and not entry.startswith("["):
+            entry, port = entry.split(":")
+        if not entry or "/" in entry or port not in ("", str(dest.port)):
+            continue
+        bare = entry[2:] if entry.startswith("*.") else entry.lstrip(".")
+        exact = dest.host == bare and not entry.startswith((".", "*."))
+        if exact or dest.host.endswith("." + bare):
+            return True
+    return False
+
+
+def test_go_model_matches_net_http(go_client: Path) -> None:
+    by_value: dict[str, list[str]] = {}
+    for value, url in CASES:
+        by_value.setdefault(value, []).append(url)
+    old = "go1.19" in _go_version() or "go1.2" in _go_version()
+    wrong = []
+    base = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
+    base.pop("REQUEST_METHOD", None)
+    for value, urls in by_value.items():
+        env = dict(base, NO_PROXY=value, HTTP_PROXY=clientlab.PROXY, HTTPS_PROXY=clientlab.PROXY)
+        out = subprocess.run(
+            [str(go_client), *urls], env=env, capture_output=True, text=True, check=True
+        ).stdout.split()
+        for url, real in zip(urls, out, strict=True):
+            dest = clients.parse_destination(url)
+            model = clients.go_direct(value, dest)
+            if old and _old_go_name_match(value, dest):
+                model = True
+            if model != (real == "direct"):
+                wrong.append(f"NO_PROXY={value!r} {url}: model {model}, go says {real}")
+    assert not wrong, "\n".join(wrong)
