@@ -8,7 +8,7 @@ TOOLS := $(CURDIR)/.cache/tools
 HELM3 := $(TOOLS)/helm3/helm
 HELM4 := $(TOOLS)/helm4/helm
 
-.PHONY: venv demo test lint validate bench helm golden clean
+.PHONY: venv demo test lint validate bench helm clients golden clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,8 +26,12 @@ demo: $(STAMP)
 helm:
 	bash tools/install-helm.sh $(TOOLS)
 
+## clients: curl, wget and Go, whose NO_PROXY rules the tests check (Debian packages)
+clients:
+	bash tools/install-clients.sh
+
 ## test: install what the tests need and run the whole suite
-test: $(STAMP) helm
+test: $(STAMP) helm clients
 	HELM3_BIN=$(HELM3) HELM4_BIN=$(HELM4) $(BIN)/python -m pytest
 
 lint: $(STAMP)

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The HTTP clients the NO_PROXY models are checked against, from Debian's
+# packages when missing: curl, wget, Go (its net/http), and unshare + ip for the
+# private network namespace the curl and wget probes run in.
+set -euo pipefail
+missing=()
+command -v curl >/dev/null || missing+=(curl)
+command -v wget >/dev/null || missing+=(wget)
+command -v go >/dev/null || missing+=(golang-go)
+command -v unshare >/dev/null || missing+=(util-linux)
+command -v ip >/dev/null || missing+=(iproute2)
+if [ ${#missing[@]} -eq 0 ]; then
+    exit 0
+fi
+echo "installing ${missing[*]} from Debian's packages" >&2
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+    sudo="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
