@@ -538,3 +538,35 @@ def test_profile_no_proxy_fields_are_validated(tmp_path: Any, body: str, message
     with pytest.raises(ProfileError) as info:
         _load(tmp_path, body)
     assert message in str(info.value)
+
+
+def test_report_warns_about_classic_mistakes() -> None:
+    pod = (
+        b"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a\n"
+        b"    image: x\n    env:\n    - {name: NO_PROXY, value: 'a.com b.com'}\n"
+        b"    - {name: no_proxy, value: a.com}\n"
+    )
+    proc = run_cli(["--http-proxy", "http://p:1", "--no-proxy", ".svc,10.96.0.1", "--report"], pod)
+    assert proc.returncode == 0, proc.stderr
+    report = proc.stderr.decode()
+    assert "warning a: NO_PROXY holds whitespace inside an entry" in report
+    assert "warning a: NO_PROXY and no_proxy differ" in report
+    assert ".svc matches NAME.NAMESPACE.svc only" in report
+    assert "10.96.0.1 is listed as an address, but no service CIDR is known" in report
+    assert "no pod CIDR is known" in report
+
+
+def test_report_warns_when_a_cluster_endpoint_is_not_in_the_stream() -> None:
+    stream = (
+        b"apiVersion: cluster.x-k8s.io/v1beta1\nkind: Cluster\nmetadata: {name: c}\n"
+        b"spec:\n  clusterNetwork:\n    pods: {cidrBlocks: [10.1.0.0/16]}\n---\n"
+        b"apiVersion: bootstrap.cluster.x-k8s.io/v1beta1\nkind: KubeadmConfigTemplate\n"
+        b"metadata: {name: w}\nspec:\n  template:\n    spec: {}\n"
+    )
+    proc = run_cli([str(SHARED_PROFILE), "--report"], stream)
+    assert proc.returncode == 0, proc.stderr
+    report = proc.stderr.decode()
+    assert "NO_PROXY for Cluster c (the only Cluster in the stream)" in report
+    assert "the control-plane endpoint of Cluster c is not in the stream" in report
+    # the Cluster names no services: kubeadm's default and its apiserver ClusterIP
+    assert b"10.1.0.0/16,10.96.0.0/12,10.96.0.1" in proc.stdout
