@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import datetime
 import os
+import shlex
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -86,6 +87,7 @@ _CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
     context_settings=_CONTEXT,
     epilog="Other commands: 'noproxy' prints the NO_PROXY of a profile (and its sources with "
     "--explain); 'noproxy check' tells how Go, curl, Python and wget read it. "
+    "'kustomize-plugin install' makes it a kustomize exec plugin. "
     f"See '{PROG} noproxy --help'.",
 )
 @click.argument("profile_arg", metavar="[PROFILE]", required=False)
@@ -179,7 +181,7 @@ def run(
     report: str | None,
     reporter: Reporter,
 ) -> None:
-    from proxy_postrender import engine, profile, stream
+    from proxy_postrender import engine, krm, profile, stream
     from proxy_postrender import report as report_mod
     from proxy_postrender.request import Request
 
@@ -187,21 +189,38 @@ def run(
         raise UsageError("give the profile once: either --profile FILE or a path argument")
     path = profile_opt or profile_arg or os.environ.get(PROFILE_ENV) or None
     overrides = profile.Overrides(http_proxy, https_proxy, no_proxy, on_conflict)
-    if remove and path is None and not overrides.any_proxy():
-        request = Request(env=())
-    else:
-        loaded = profile.load(
-            path, profile_name=profile_name, overrides=overrides, redactor=reporter.redactor
-        )
-        request = Request(
+
+    def request_for(function_config: Mapping[str, Any] | None) -> Request:
+        if function_config is not None:
+            loaded = profile.from_object(
+                function_config, "functionConfig", os.environ, overrides, reporter.redactor
+            )
+        elif remove and path is None and not overrides.any_proxy():
+            return Request(env=())
+        else:
+            loaded = profile.load(
+                path, profile_name=profile_name, overrides=overrides, redactor=reporter.redactor
+            )
+        return Request(
             env=() if remove else tuple(loaded.env_vars()),
             on_conflict=loaded.on_conflict,
             nodes=loaded.nodes,
             credentials=loaded.has_credentials,
             no_proxy=loaded.no_proxy_config,
         )
+
     data = sys.stdin.buffer.read()
     text, bom = stream.decode(data)
+    if krm.is_resource_list(text):
+        outcome = krm.run(text, request_for, reporter.redactor.redact)
+        sys.stdout.buffer.write(stream.encode(outcome.text, bom))
+        sys.stdout.buffer.flush()
+        if outcome.error is not None:
+            raise outcome.error
+        if report is not None and outcome.result is not None:
+            reporter.info(report_mod.render(outcome.result, removing=remove), report)
+        return
+    request = request_for(None)
     result = engine.process(text, request)
     out = stream.encode(result.text, bom)
     sys.stdout.buffer.write(out)
@@ -375,7 +394,49 @@ def check_command(
     _guarded(run_it)
 
 
+PLUGIN_PATH = ("proxy-postrender.io", "v1alpha1", "proxyprofile", "ProxyProfile")
+
+
+def _plugin_home() -> Path:
+    if os.environ.get("KUSTOMIZE_PLUGIN_HOME"):
+        return Path(os.environ["KUSTOMIZE_PLUGIN_HOME"])
+    config = os.environ.get("XDG_CONFIG_HOME") or os.path.join(Path.home(), ".config")
+    return Path(config) / "kustomize" / "plugin"
+
+
+@click.command(name="kustomize-plugin install", context_settings=_CONTEXT)
+@click.option(
+    "--plugin-home",
+    metavar="DIR",
+    help="kustomize's plugin directory (default: $KUSTOMIZE_PLUGIN_HOME, else "
+    "$XDG_CONFIG_HOME/kustomize/plugin).",
+)
+def plugin_install_command(plugin_home: str | None) -> None:
+    """Install proxy-postrender as a kustomize exec plugin for kind ProxyProfile."""
+
+    def run_it(redactor: Redactor) -> int:
+        home = Path(plugin_home).expanduser() if plugin_home else _plugin_home()
+        target = home.joinpath(*PLUGIN_PATH)
+        # the interpreter this copy runs with: the plugin works whatever PATH kustomize has
+        script = f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m proxy_postrender "$@"\n'
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(script, encoding="utf-8")
+            target.chmod(0o755)
+        except OSError as exc:
+            raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
+        sys.stdout.write(
+            f"installed {target}\n"
+            f"use: kubectl kustomize --enable-alpha-plugins DIR (with KUSTOMIZE_PLUGIN_HOME={home}"
+            " unless that is the default), listing the ProxyProfile file under transformers:\n"
+        )
+        return 0
+
+    _guarded(run_it)
+
+
 SUBCOMMANDS: dict[tuple[str, ...], click.Command] = {
+    ("kustomize-plugin", "install"): plugin_install_command,
     ("noproxy", "check"): check_command,
     ("noproxy",): noproxy_command,
 }

@@ -1,0 +1,189 @@
+"""End to end through kpt and kubectl kustomize (both part of the machine image).
+
+The KRM function runs as `kpt fn eval --exec` and in a Kptfile pipeline with
+`kpt fn render --allow-exec`; the legacy exec plugin runs in
+`kubectl kustomize --enable-alpha-plugins` after `kustomize-plugin install`.
+A missing tool fails these tests, never skips them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from proxy_postrender import yamlio
+from tests.e2e import PROXY_VARS
+from tests.helpers import SHARED_PROFILE, run_cli
+
+DEPLOYMENT = """\
+# the web tier
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web  # keep me
+  namespace: shop
+spec:
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: app  # main container
+        image: nginx
+        envFrom:
+        - configMapRef:
+            name: settings
+"""
+CONFIGMAP = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\ndata:\n  a: '1'\n"
+BAD_PROFILE = (
+    "apiVersion: proxy-postrender.io/v1alpha1\nkind: ProxyProfile\nmetadata: {name: bad}\n"
+    "spec:\n  httpProxy: proxy:3128\n"
+)
+
+
+def _tool(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        pytest.fail(f"{name} is not on PATH (it is part of the machine image)")
+    return path
+
+
+def _env() -> dict[str, str]:
+    """PATH with this interpreter's scripts first, so that the tools find proxy-postrender."""
+    scripts = str(Path(sys.executable).parent)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PROXY_POSTRENDER")}
+    env["PATH"] = scripts + os.pathsep + env.get("PATH", "")
+    return env
+
+
+def _run(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> Any:
+    return subprocess.run(
+        args, cwd=cwd, env=env or _env(), capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def _env_names(doc: Any) -> list[str]:
+    containers = doc["spec"]["template"]["spec"]["containers"]
+    return [item["name"] for item in containers[0].get("env", [])]
+
+
+def _package(root: Path) -> Path:
+    pkg = root / "pkg"
+    pkg.mkdir()
+    (pkg / "deploy.yaml").write_text(DEPLOYMENT)
+    (pkg / "other.yaml").write_text(CONFIGMAP)
+    return pkg
+
+
+def test_kpt_fn_eval_exec_injects_and_keeps_comments(tmp_path: Path) -> None:
+    kpt = _tool("kpt")
+    pkg = _package(tmp_path)
+    shutil.copy(SHARED_PROFILE, tmp_path / "profile.yaml")
+    args = [kpt, "fn", "eval", "pkg", "--exec", "proxy-postrender", "--fn-config", "profile.yaml"]
+    proc = _run(args, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    text = (pkg / "deploy.yaml").read_text()
+    assert text.startswith("# the web tier\n")
+    assert "# keep me" in text and "# main container" in text
+    (doc,) = yamlio.load_data(text)
+    assert _env_names(doc) == list(PROXY_VARS)
+    assert (pkg / "other.yaml").read_text() == CONFIGMAP
+    assert "Deployment/shop/web" in proc.stderr + proc.stdout  # kpt shows the results
+    # a second run changes nothing
+    assert _run(args, tmp_path).returncode == 0
+    assert (pkg / "deploy.yaml").read_text() == text
+
+
+def test_kpt_fn_eval_takes_a_configmap_from_key_value_arguments(tmp_path: Path) -> None:
+    kpt = _tool("kpt")
+    pkg = _package(tmp_path)
+    proc = _run(
+        [kpt, "fn", "eval", "pkg", "--exec", "proxy-postrender", "--", "httpsProxy=http://p:8080"],
+        tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    (doc,) = yamlio.load_data((pkg / "deploy.yaml").read_text())
+    assert _env_names(doc) == ["HTTPS_PROXY", "NO_PROXY", "https_proxy", "no_proxy"]
+
+
+def test_kpt_fn_eval_error_fails_and_leaves_the_package_alone(tmp_path: Path) -> None:
+    kpt = _tool("kpt")
+    pkg = _package(tmp_path)
+    (tmp_path / "bad.yaml").write_text(BAD_PROFILE)
+    args = [kpt, "fn", "eval", "pkg", "--exec", "proxy-postrender", "--fn-config", "bad.yaml"]
+    proc = _run(args, tmp_path)
+    assert proc.returncode != 0
+    assert "proxy URL 'proxy:3128' needs a scheme" in proc.stderr + proc.stdout
+    assert (pkg / "deploy.yaml").read_text() == DEPLOYMENT
+
+
+def test_kpt_fn_render_runs_the_kptfile_pipeline(tmp_path: Path) -> None:
+    kpt = _tool("kpt")
+    pkg = _package(tmp_path)
+    shutil.copy(SHARED_PROFILE, pkg / "profile.yaml")
+    executable = shutil.which("proxy-postrender", path=_env()["PATH"])
+    assert executable is not None
+    (pkg / "Kptfile").write_text(
+        "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\npipeline:\n"
+        f"  mutators:\n  - exec: {executable}\n    configPath: profile.yaml\n"
+    )
+    proc = _run([kpt, "fn", "render", "pkg", "--allow-exec"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    (doc,) = yamlio.load_data((pkg / "deploy.yaml").read_text())
+    assert _env_names(doc) == list(PROXY_VARS)
+    assert (pkg / "profile.yaml").read_text() == SHARED_PROFILE.read_text()
+
+
+def _kustomize_tree(root: Path, profile: str) -> Path:
+    base, overlay = root / "base", root / "overlay"
+    base.mkdir()
+    overlay.mkdir()
+    (base / "deploy.yaml").write_text(DEPLOYMENT.replace("  namespace: shop\n", ""))
+    (base / "kustomization.yaml").write_text(
+        "resources: [deploy.yaml]\nconfigMapGenerator:\n- name: settings\n  literals: [MODE=prod]\n"
+    )
+    (overlay / "profile.yaml").write_text(profile)
+    (overlay / "kustomization.yaml").write_text(
+        "resources: [../base]\nnamePrefix: shop-\ntransformers: [profile.yaml]\n"
+    )
+    return overlay
+
+
+def test_kubectl_kustomize_runs_the_installed_exec_plugin(tmp_path: Path) -> None:
+    kubectl = _tool("kubectl")
+    home = tmp_path / "plugins"
+    install = run_cli(["kustomize-plugin", "install", "--plugin-home", str(home)])
+    assert install.returncode == 0, install.stderr
+    plugin = home / "proxy-postrender.io" / "v1alpha1" / "proxyprofile" / "ProxyProfile"
+    assert os.access(plugin, os.X_OK)
+    overlay = _kustomize_tree(tmp_path, SHARED_PROFILE.read_text())
+    env = dict(_env(), KUSTOMIZE_PLUGIN_HOME=str(home), PATH="/usr/bin:/bin")
+    proc = _run([kubectl, "kustomize", "--enable-alpha-plugins", str(overlay)], tmp_path, env)
+    assert proc.returncode == 0, proc.stderr
+    docs = {d["kind"]: d for d in yamlio.load_data(proc.stdout)}
+    configmap, deployment = docs["ConfigMap"], docs["Deployment"]
+    # the generated name (prefix + content hash) and the reference to it survive
+    assert configmap["metadata"]["name"].startswith("shop-settings-")
+    spec = deployment["spec"]["template"]["spec"]["containers"][0]
+    assert spec["envFrom"][0]["configMapRef"]["name"] == configmap["metadata"]["name"]
+    assert deployment["metadata"]["name"] == "shop-web"
+    assert _env_names(deployment) == list(PROXY_VARS)
+
+
+def test_kubectl_kustomize_shows_the_plugins_error(tmp_path: Path) -> None:
+    kubectl = _tool("kubectl")
+    home = tmp_path / "plugins"
+    assert run_cli(["kustomize-plugin", "install", "--plugin-home", str(home)]).returncode == 0
+    overlay = _kustomize_tree(tmp_path, BAD_PROFILE)
+    env = dict(_env(), KUSTOMIZE_PLUGIN_HOME=str(home))
+    proc = _run([kubectl, "kustomize", "--enable-alpha-plugins", str(overlay)], tmp_path, env)
+    assert proc.returncode != 0 and proc.stdout == ""
+    assert "proxy URL 'proxy:3128' needs a scheme" in proc.stderr
