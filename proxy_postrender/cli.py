@@ -110,6 +110,12 @@ _CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 )
 @click.option("--remove", is_flag=True, help="Strip everything this tool injected earlier.")
 @click.option(
+    "--diff",
+    "show_diff",
+    is_flag=True,
+    help="Print a unified diff of what would change (credentials masked) instead of manifests.",
+)
+@click.option(
     "--report",
     metavar="[FILE]",
     is_flag=False,
@@ -132,6 +138,7 @@ def command(
     no_proxy: str | None,
     on_conflict: str | None,
     remove: bool,
+    show_diff: bool,
     report: str | None,
     log_file: str | None,
 ) -> None:
@@ -151,6 +158,7 @@ def command(
             no_proxy,
             on_conflict,
             remove,
+            show_diff,
             report,
             reporter,
         )
@@ -178,6 +186,7 @@ def run(
     no_proxy: str | None,
     on_conflict: str | None,
     remove: bool,
+    show_diff: bool,
     report: str | None,
     reporter: Reporter,
 ) -> None:
@@ -222,11 +231,26 @@ def run(
         return
     request = request_for(None)
     result = engine.process(text, request)
-    out = stream.encode(result.text, bom)
+    if show_diff:
+        out = reporter.redactor.redact(_unified_diff(text, result.text)).encode("utf-8")
+    else:
+        out = stream.encode(result.text, bom)
     sys.stdout.buffer.write(out)
     sys.stdout.buffer.flush()
     if report is not None:
         reporter.info(report_mod.render(result, removing=remove), report)
+
+
+def _unified_diff(before: str, after: str) -> str:
+    import difflib
+
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile="manifests",
+        tofile="manifests (proxy-postrender)",
+    )
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
 def _no_proxy_config(

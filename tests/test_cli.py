@@ -223,3 +223,16 @@ def test_recursive_alias_is_refused() -> None:
     proc = run_cli([str(SHARED_PROFILE)], data)
     assert proc.returncode == 1 and proc.stdout == b""
     assert b"recursive alias" in proc.stderr
+
+
+def test_diff_shows_the_change_with_credentials_masked() -> None:
+    pod = b"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a\n"
+    proc = run_cli(["--http-proxy", "http://u:s3cret@p:1", "--diff"], pod)
+    assert proc.returncode == 0, proc.stderr
+    text = proc.stdout.decode()
+    assert text.startswith("--- manifests\n+++ manifests (proxy-postrender)\n@@ ")
+    assert "+    - name: HTTP_PROXY\n" in text and "http://***@p:1" in text
+    assert "s3cret" not in text
+    injected = run_cli(["--http-proxy", "http://u:s3cret@p:1"], pod).stdout
+    again = run_cli(["--http-proxy", "http://u:s3cret@p:1", "--diff"], injected)
+    assert again.returncode == 0 and again.stdout == b""
