@@ -1,0 +1,117 @@
+"""The Argo CD Config Management Plugin, run exactly as deploy/argocd/plugin.yaml says.
+
+The test takes the generate command from the plugin file (the same file
+docs/argocd.md shows), runs it with bash in a copy of the demo chart, with the
+environment Argo CD's repo-server gives a plugin (ARGOCD_APP_*, KUBE_VERSION,
+the Application's env as ARGOCD_ENV_*), the real Helm 3 and this package on
+PATH.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from proxy_postrender import yamlio
+from tests.e2e import assert_all_injected, console_script, tool
+from tests.helpers import FIXTURES, ROOT, SHARED_PROFILE
+
+PLUGIN = ROOT / "deploy" / "argocd" / "plugin.yaml"
+DOC = ROOT / "docs" / "argocd.md"
+
+
+def _generate() -> list[str]:
+    (plugin,) = yamlio.load_data(PLUGIN.read_text())
+    generate = plugin["spec"]["generate"]
+    return [*generate["command"], *generate["args"]]
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Path:
+    path = tmp_path / "repo" / "apps" / "web"
+    shutil.copytree(FIXTURES / "charts" / "demo", path)
+    return path
+
+
+def _run(app: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    helm = tool("HELM3_BIN", "helm3")
+    bindir = app.parent.parent.parent / "bin"
+    bindir.mkdir(exist_ok=True)
+    for name, target in (("helm", helm), ("proxy-postrender", console_script())):
+        link = bindir / name
+        if not link.exists():
+            link.symlink_to(target)
+    full_env = {
+        "PATH": f"{bindir}:/usr/bin:/bin",
+        "HOME": str(app.parent.parent.parent),
+        "ARGOCD_APP_NAME": "web",
+        "ARGOCD_APP_NAMESPACE": "shop",
+        "ARGOCD_APP_SOURCE_PATH": "apps/web",
+        "KUBE_VERSION": "1.32.0",
+        **env,
+    }
+    return subprocess.run(
+        _generate(), cwd=app, env=full_env, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def _docs(text: str) -> list[Any]:
+    return [d for d in yamlio.load_data(text) if isinstance(d, dict)]
+
+
+def test_the_doc_shows_the_plugin_file_as_it_is() -> None:
+    assert PLUGIN.read_text() in DOC.read_text()
+    assert (ROOT / "deploy" / "argocd" / "sidecar-patch.yaml").read_text() in DOC.read_text()
+
+
+def test_profile_from_the_repository(app: Path) -> None:
+    shutil.copy(SHARED_PROFILE, app / "proxy-profile.yaml")
+    proc = _run(app, {})
+    assert proc.returncode == 0, proc.stderr
+    # helm template renders hooks into the stream, so they get the variables too
+    assert assert_all_injected(proc.stdout, hooks=True) > 0
+    kinds = {d["kind"] for d in _docs(proc.stdout)}
+    assert {"Deployment", "StatefulSet", "DaemonSet", "CronJob", "Job"} <= kinds
+
+
+def test_profile_path_and_fields_from_the_application_env(app: Path) -> None:
+    shutil.copy(SHARED_PROFILE, app / "corp.yaml")
+    proc = _run(
+        app,
+        {"ARGOCD_ENV_PROXY_PROFILE": "corp.yaml", "ARGOCD_ENV_HTTPS_PROXY": "http://other:8080"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "http://other:8080" in proc.stdout and "http://proxy.corp.example:3128" in proc.stdout
+    only_env = _run(app, {"ARGOCD_ENV_HTTP_PROXY": "http://envonly:3128"})
+    assert only_env.returncode == 0, only_env.stderr
+    assert "http://envonly:3128" in only_env.stdout
+
+
+def test_a_failing_render_fails_and_prints_nothing(app: Path) -> None:
+    shutil.copy(SHARED_PROFILE, app / "proxy-profile.yaml")
+    proc = _run(app, {"ARGOCD_ENV_HELM_ARGS": "--set failRender=true"})
+    assert proc.returncode != 0
+    assert proc.stdout == ""
+    assert "failRender is set" in proc.stderr
+
+
+def test_a_bad_profile_fails_and_prints_nothing(app: Path) -> None:
+    (app / "proxy-profile.yaml").write_text(
+        "apiVersion: proxy-postrender.io/v1alpha1\nkind: ProxyProfile\nmetadata: {name: b}\n"
+        "spec:\n  httpProxy: proxy:3128\n"
+    )
+    proc = _run(app, {})
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "needs a scheme" in proc.stderr
+
+
+def test_no_profile_at_all_is_a_clear_error(app: Path) -> None:
+    proc = _run(app, {})
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "no profile" in proc.stderr
+    assert os.path.exists(app / "Chart.yaml")  # the plugin's discover rule
