@@ -87,7 +87,8 @@ _CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
     context_settings=_CONTEXT,
     epilog="Other commands: 'noproxy' prints the NO_PROXY of a profile (and its sources with "
     "--explain); 'noproxy check' tells how Go, curl, Python and wget read it. "
-    "'kustomize-plugin install' makes it a kustomize exec plugin. "
+    "'kustomize-plugin install' makes it a kustomize exec plugin; 'patches' writes the "
+    "change as kustomize patches for a Flux HelmRelease. "
     f"See '{PROG} noproxy --help'.",
 )
 @click.argument("profile_arg", metavar="[PROFILE]", required=False)
@@ -459,7 +460,60 @@ def plugin_install_command(plugin_home: str | None) -> None:
     _guarded(run_it)
 
 
+@click.command(name="patches", context_settings=_CONTEXT)
+@click.argument("profile_arg", metavar="[PROFILE]", required=False)
+@click.option("--profile", "profile_opt", metavar="FILE", help="ProxyProfile file.")
+@click.option("--profile-name", metavar="NAME", help="Pick one profile from the file.")
+@click.option("--http-proxy", metavar="URL", help="Override spec.httpProxy.")
+@click.option("--https-proxy", metavar="URL", help="Override spec.httpsProxy.")
+@click.option("--no-proxy", metavar="LIST", help="Replace spec.noProxy (comma-separated).")
+@click.option("--on-conflict", type=click.Choice(["keep", "override", "fail"]))
+def patches_command(
+    profile_arg: str | None,
+    profile_opt: str | None,
+    profile_name: str | None,
+    http_proxy: str | None,
+    https_proxy: str | None,
+    no_proxy: str | None,
+    on_conflict: str | None,
+) -> None:
+    """Print, for a rendered chart on stdin, the kustomize patches that make the same change
+    (a Flux HelmRelease's spec.postRenderers[].kustomize.patches)."""
+    from proxy_postrender import engine, kubeadm, profile, stream
+    from proxy_postrender import patches as patches_mod
+    from proxy_postrender.request import Request
+
+    def run_it(redactor: Redactor) -> int:
+        if profile_arg and profile_opt:
+            raise UsageError("give the profile once: either --profile FILE or a path argument")
+        path = profile_opt or profile_arg or os.environ.get(PROFILE_ENV) or None
+        overrides = profile.Overrides(http_proxy, https_proxy, no_proxy, on_conflict)
+        loaded = profile.load(
+            path, profile_name=profile_name, overrides=overrides, redactor=redactor
+        )
+        request = Request(
+            env=tuple(loaded.env_vars()),
+            on_conflict=loaded.on_conflict,
+            nodes=None,  # kubeadm objects cannot be patched by name and merge key
+            credentials=loaded.has_credentials,
+            no_proxy=loaded.no_proxy_config,
+        )
+        text, _ = stream.decode(sys.stdin.buffer.read())
+        result = engine.process(text, request)
+        sys.stdout.write(patches_mod.render(patches_mod.flux_patches(result.text)))
+        skipped = [o for o in result.objects if isinstance(o.plan, kubeadm.NodePlan)]
+        if skipped:
+            sys.stderr.write(
+                f"{PROG}: warning: {len(skipped)} Cluster API kubeadm objects are not expressed "
+                "as patches; render them in CI instead (docs/flux.md)\n"
+            )
+        return 0
+
+    _guarded(run_it)
+
+
 SUBCOMMANDS: dict[tuple[str, ...], click.Command] = {
+    ("patches",): patches_command,
     ("kustomize-plugin", "install"): plugin_install_command,
     ("noproxy", "check"): check_command,
     ("noproxy",): noproxy_command,

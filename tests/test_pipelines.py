@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from proxy_postrender import yamlio
-from tests.e2e import PROXY_VARS
-from tests.helpers import SHARED_PROFILE, run_cli
+from tests.e2e import PROXY_VARS, tool
+from tests.helpers import FIXTURES, SHARED_PROFILE, run_cli
 
 DEPLOYMENT = """\
 # the web tier
@@ -187,3 +187,47 @@ def test_kubectl_kustomize_shows_the_plugins_error(tmp_path: Path) -> None:
     proc = _run([kubectl, "kustomize", "--enable-alpha-plugins", str(overlay)], tmp_path, env)
     assert proc.returncode != 0 and proc.stdout == ""
     assert "proxy URL 'proxy:3128' needs a scheme" in proc.stderr
+
+
+def test_flux_patches_applied_by_kustomize_equal_the_direct_path(tmp_path: Path) -> None:
+    kubectl = _tool("kubectl")
+    helm = tool("HELM3_BIN", "helm3")
+    render = _run([helm, "template", "web", str(FIXTURES / "charts" / "demo")], tmp_path)
+    assert render.returncode == 0, render.stderr
+    (tmp_path / "render.yaml").write_text(render.stdout)
+    patches = run_cli(["patches", str(SHARED_PROFILE)], render.stdout.encode())
+    assert patches.returncode == 0, patches.stderr
+    direct = run_cli([str(SHARED_PROFILE)], render.stdout.encode())
+    assert direct.returncode == 0, direct.stderr
+    listed = yamlio.load_data(patches.stdout.decode())[0]
+    assert {p["target"]["kind"] for p in listed} >= {"Deployment", "DaemonSet", "CronJob"}
+    (tmp_path / "kustomization.yaml").write_text(
+        "resources: [render.yaml]\npatches:\n" + patches.stdout.decode()
+    )
+    proc = _run([kubectl, "kustomize", str(tmp_path)], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+
+    def by_name(text: str) -> dict[tuple[str, str], Any]:
+        return {
+            (d["kind"], d["metadata"]["name"]): d
+            for d in yamlio.load_data(text)
+            if isinstance(d, dict)
+        }
+
+    def env_as_map(node: Any) -> Any:
+        """kustomize's merge puts the new env entries first, the direct path appends them:
+        compare env lists by name (the API server keys them by name too)."""
+        if isinstance(node, dict):
+            return {
+                k: {e["name"]: e for e in v} if k == "env" else env_as_map(v)
+                for k, v in node.items()
+            }
+        if isinstance(node, list):
+            return [env_as_map(item) for item in node]
+        return node
+
+    patched, expected = by_name(proc.stdout), by_name(direct.stdout.decode())
+    assert patched.keys() == expected.keys()
+    for key, doc in expected.items():
+        assert env_as_map(patched[key]) == env_as_map(doc), key
+    assert sum("proxy.corp.example" in str(doc) for doc in patched.values()) >= 5

@@ -1,0 +1,104 @@
+"""Express an injection as kustomize patches, for Flux HelmRelease post-renderers.
+
+Flux runs no external code; its HelmRelease can only apply kustomize
+``patches`` to a chart's render. Given the stream *after* injection, this
+module writes one strategic-merge patch per changed workload, targeted by
+group, version, kind and name: the tool's annotation and, per container (by
+name, the merge key), the variables the tool owns. Applied to the same
+render, the patches give the same objects as the direct path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from proxy_postrender import targets, workloads, yamlio
+from proxy_postrender.record import Record
+
+
+def _nest(path: tuple[str | int, ...], leaf: dict[str, Any]) -> dict[str, Any]:
+    node = leaf
+    for step in reversed(path):
+        node = {str(step): node}
+    return node
+
+
+def _merge(into: dict[str, Any], other: Mapping[str, Any]) -> None:
+    for key, value in other.items():
+        if isinstance(value, Mapping) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = value
+
+
+def _patch(obj: Mapping[str, Any]) -> dict[str, Any] | None:
+    owned = workloads.parse_entries(Record.read(obj, workloads.ANNOTATION).entries)
+    if not owned:
+        return None
+    metadata = obj.get("metadata") or {}
+    body: dict[str, Any] = {
+        "apiVersion": obj.get("apiVersion"),
+        "kind": obj.get("kind"),
+        "metadata": {
+            "name": metadata.get("name"),
+            "annotations": {workloads.ANNOTATION: metadata["annotations"][workloads.ANNOTATION]},
+        },
+    }
+    for spec_path in targets.pod_spec_paths(obj):
+        spec: Any = obj
+        for step in spec_path:
+            spec = spec.get(step) if isinstance(spec, Mapping) else None
+        if not isinstance(spec, Mapping):
+            continue
+        lists: dict[str, Any] = {}
+        for list_key in targets.CONTAINER_LISTS:
+            entries = []
+            for container in spec.get(list_key) or []:
+                names = owned.get(container.get("name"), set())
+                env = [item for item in container.get("env") or [] if item.get("name") in names]
+                if env:
+                    entries.append({"name": container["name"], "env": env})
+            if entries:
+                lists[list_key] = entries
+        if lists:
+            _merge(body, _nest(spec_path, lists))
+    return body
+
+
+def flux_patches(stream_text: str) -> list[dict[str, Any]]:
+    """The ``patches`` list of a HelmRelease's kustomize post-renderer."""
+    result = []
+    for doc in yamlio.load_data(stream_text):
+        for _, obj in targets.walk_objects(doc):
+            if not targets.pod_spec_paths(obj):
+                continue
+            body = _patch(obj)
+            if body is None:
+                continue
+            group = targets.api_group(obj.get("apiVersion"))
+            version = str(obj.get("apiVersion")).rpartition("/")[2]
+            target = {"group": group, "version": version, "kind": obj.get("kind")}
+            target["name"] = body["metadata"]["name"]
+            result.append({"target": target, "patch": body})
+    return result
+
+
+def render(patches: list[dict[str, Any]]) -> str:
+    """YAML for the list; each patch body as a literal block, as Flux examples write it."""
+    import io
+
+    from ruamel.yaml import YAML
+    from ruamel.yaml.scalarstring import LiteralScalarString
+
+    yaml = YAML(typ="rt")
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    yaml.width = 1 << 30
+    out = []
+    for item in patches:
+        buffer = io.StringIO()
+        yaml.dump(item["patch"], buffer)
+        out.append({"target": item["target"], "patch": LiteralScalarString(buffer.getvalue())})
+    buffer = io.StringIO()
+    yaml.dump(out, buffer)
+    return buffer.getvalue()
