@@ -109,6 +109,11 @@ _CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
     type=click.Choice(["keep", "override", "fail"]),
     help="When a manifest already sets a variable (default: the profile's, else keep).",
 )
+@click.option(
+    "--namespace",
+    metavar="NS",
+    help="The namespace of documents without one (default: $ARGOCD_APP_NAMESPACE).",
+)
 @click.option("--remove", is_flag=True, help="Strip everything this tool injected earlier.")
 @click.option(
     "--diff",
@@ -138,6 +143,7 @@ def command(
     https_proxy: str | None,
     no_proxy: str | None,
     on_conflict: str | None,
+    namespace: str | None,
     remove: bool,
     show_diff: bool,
     report: str | None,
@@ -158,6 +164,7 @@ def command(
             https_proxy,
             no_proxy,
             on_conflict,
+            namespace or os.environ.get("ARGOCD_APP_NAMESPACE") or None,
             remove,
             show_diff,
             report,
@@ -186,6 +193,7 @@ def run(
     https_proxy: str | None,
     no_proxy: str | None,
     on_conflict: str | None,
+    namespace: str | None,
     remove: bool,
     show_diff: bool,
     report: str | None,
@@ -198,7 +206,7 @@ def run(
     if profile_arg and profile_opt:
         raise UsageError("give the profile once: either --profile FILE or a path argument")
     path = profile_opt or profile_arg or os.environ.get(PROFILE_ENV) or None
-    overrides = profile.Overrides(http_proxy, https_proxy, no_proxy, on_conflict)
+    overrides = profile.Overrides(http_proxy, https_proxy, no_proxy, on_conflict, namespace)
 
     def request_for(function_config: Mapping[str, Any] | None) -> Request:
         if function_config is not None:
@@ -217,6 +225,7 @@ def run(
             nodes=loaded.nodes,
             credentials=loaded.has_credentials,
             no_proxy=loaded.no_proxy_config,
+            workloads=loaded.workloads,
         )
 
     data = sys.stdin.buffer.read()

@@ -30,6 +30,13 @@ from proxy_postrender.errors import ProfileError
 from proxy_postrender.kubeadm import DEFAULT_ENV_FILE, NodeSettings
 from proxy_postrender.redact import Redactor, redact_url, userinfo
 from proxy_postrender.scope import ClusterNetwork, NoProxyConfig
+from proxy_postrender.selection import (
+    OPERATORS,
+    Criteria,
+    LabelSelector,
+    Requirement,
+    WorkloadSettings,
+)
 
 API_VERSION = "proxy-postrender.io/v1alpha1"
 KIND = "ProxyProfile"
@@ -47,7 +54,20 @@ _SPEC_FIELDS = {
     "cluster",
     "onConflict",
     "nodes",
+    "workloads",
 }
+_WORKLOAD_FIELDS = {
+    "include",
+    "exclude",
+    "containers",
+    "initContainers",
+    "upperCase",
+    "lowerCase",
+    "javaToolOptions",
+    "extraEnv",
+}
+_CRITERIA_FIELDS = {"kinds", "namespaces", "names", "selector"}
+_ENV_NAME_RE = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
 _CLUSTER_FIELDS = {
     "domain",
     "podCIDRs",
@@ -81,6 +101,7 @@ class Profile:
     http_proxy: str | None
     https_proxy: str | None
     no_proxy_config: NoProxyConfig = field(default_factory=NoProxyConfig)
+    workloads: WorkloadSettings = field(default_factory=WorkloadSettings)
     on_conflict: str = "keep"
     nodes: NodeSettings | None = field(
         default_factory=lambda: NodeSettings(DEFAULT_CONTAINERD_DROPIN, DEFAULT_KUBELET_DROPIN)
@@ -122,6 +143,7 @@ class Overrides:
     https_proxy: str | None = None
     no_proxy: str | None = None
     on_conflict: str | None = None
+    namespace: str | None = None  # the release namespace (--namespace, ARGOCD_APP_NAMESPACE)
 
     def any_proxy(self) -> bool:
         return self.http_proxy is not None or self.https_proxy is not None
@@ -254,7 +276,8 @@ def from_object(
         fields["noProxy"] = overrides.no_proxy
     if overrides.on_conflict is not None:
         fields["onConflict"] = overrides.on_conflict
-    return _build(str(metadata.get("name") or "unnamed"), fields, origin, redactor)
+    name = str(metadata.get("name") or "unnamed")
+    return _build(name, fields, origin, redactor, overrides.namespace)
 
 
 def no_proxy_from_flags(no_proxy: str | None) -> NoProxyConfig:
@@ -270,7 +293,8 @@ def from_flags(overrides: Overrides, redactor: Redactor | None = None) -> Profil
         "noProxy": overrides.no_proxy,
         "onConflict": overrides.on_conflict,
     }
-    return _build("flags", {k: v for k, v in fields.items() if v is not None}, "flags", redactor)
+    chosen = {k: v for k, v in fields.items() if v is not None}
+    return _build("flags", chosen, "flags", redactor, overrides.namespace)
 
 
 def _string_list(value: Any, where: str) -> tuple[str, ...]:
@@ -378,6 +402,117 @@ def _noproxy_config(fields: Mapping[str, Any], origin: str) -> NoProxyConfig:
     return config
 
 
+def _strings(value: Any, where: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ProfileError(f"{where}: must be a list of non-empty strings")
+    return tuple(value)
+
+
+def _bool(value: Any, default: bool, where: str) -> bool:
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise ProfileError(f"{where}: must be true or false")
+    return value
+
+
+def _selector(value: Any, where: str) -> LabelSelector | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise ProfileError(f"{where}: must be a mapping")
+    _check_keys(value, {"matchLabels", "matchExpressions"}, where)
+    labels = value.get("matchLabels") or {}
+    if not isinstance(labels, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in labels.items()
+    ):
+        raise ProfileError(f"{where}.matchLabels: must map label keys to string values")
+    requirements = []
+    for index, item in enumerate(value.get("matchExpressions") or []):
+        here = f"{where}.matchExpressions[{index}]"
+        if not isinstance(item, Mapping):
+            raise ProfileError(f"{here}: must be a mapping")
+        _check_keys(item, {"key", "operator", "values"}, here)
+        key, operator = item.get("key"), item.get("operator")
+        if not isinstance(key, str) or not key:
+            raise ProfileError(f"{here}.key: must be a label key")
+        if operator not in OPERATORS:
+            raise ProfileError(
+                f"{here}.operator: {operator!r} is not one of {', '.join(OPERATORS)}"
+            )
+        values = _strings(item.get("values"), f"{here}.values")
+        if operator in ("In", "NotIn") and not values:
+            raise ProfileError(f"{here}.values: {operator} needs at least one value")
+        if operator in ("Exists", "DoesNotExist") and values:
+            raise ProfileError(f"{here}.values: {operator} takes no values")
+        requirements.append(Requirement(key, operator, values))
+    return LabelSelector(tuple(labels.items()), tuple(requirements))
+
+
+def _rules(value: Any, where: str) -> tuple[Criteria, ...]:
+    """One rule (a mapping) or a list of rules."""
+    if value is None:
+        return ()
+    if isinstance(value, Mapping):
+        return (_criteria(value, where),)
+    if not isinstance(value, list):
+        raise ProfileError(f"{where}: must be a rule (a mapping) or a list of rules")
+    return tuple(_criteria(item, f"{where}[{i}]") for i, item in enumerate(value))
+
+
+def _criteria(value: Any, where: str) -> Criteria:
+    if not isinstance(value, Mapping):
+        raise ProfileError(f"{where}: must be a mapping")
+    _check_keys(value, _CRITERIA_FIELDS, where)
+    return Criteria(
+        kinds=_strings(value.get("kinds"), f"{where}.kinds"),
+        namespaces=_strings(value.get("namespaces"), f"{where}.namespaces"),
+        names=_strings(value.get("names"), f"{where}.names"),
+        selector=_selector(value.get("selector"), f"{where}.selector"),
+    )
+
+
+def _workloads(value: Any, where: str, namespace: str | None) -> WorkloadSettings:
+    if value is None:
+        value = {}
+    if not isinstance(value, Mapping):
+        raise ProfileError(f"{where}: must be a mapping")
+    _check_keys(value, _WORKLOAD_FIELDS, where)
+    containers = value.get("containers") or {}
+    if not isinstance(containers, Mapping):
+        raise ProfileError(f"{where}.containers: must be a mapping with include/exclude")
+    _check_keys(containers, {"include", "exclude"}, f"{where}.containers")
+    extra: list[tuple[str, str]] = []
+    for index, item in enumerate(value.get("extraEnv") or []):
+        here = f"{where}.extraEnv[{index}]"
+        if not isinstance(item, Mapping) or set(item) != {"name", "value"}:
+            raise ProfileError(f"{here}: must be a mapping with name and value")
+        name, text = item["name"], item["value"]
+        if not isinstance(name, str) or not _ENV_NAME_RE.match(name):
+            raise ProfileError(f"{here}.name: {name!r} is not an environment variable name")
+        if not isinstance(text, str):
+            raise ProfileError(f"{here}.value: must be a string")
+        extra.append((name, text))
+    upper = _bool(value.get("upperCase"), True, f"{where}.upperCase")
+    lower = _bool(value.get("lowerCase"), True, f"{where}.lowerCase")
+    if not upper and not lower:
+        raise ProfileError(f"{where}: upperCase and lowerCase cannot both be false")
+    return WorkloadSettings(
+        include=_rules(value.get("include"), f"{where}.include"),
+        exclude=_rules(value.get("exclude"), f"{where}.exclude"),
+        containers=_strings(containers.get("include"), f"{where}.containers.include"),
+        exclude_containers=_strings(containers.get("exclude"), f"{where}.containers.exclude"),
+        init_containers=_bool(value.get("initContainers"), True, f"{where}.initContainers"),
+        namespace=namespace,
+        upper_case=upper,
+        lower_case=lower,
+        java=_bool(value.get("javaToolOptions"), False, f"{where}.javaToolOptions"),
+        extra_env=tuple(extra),
+    )
+
+
 def _node_settings(value: Any, where: str) -> NodeSettings | None:
     if value is None:
         value = {}
@@ -440,7 +575,13 @@ def _node_settings(value: Any, where: str) -> NodeSettings | None:
     )
 
 
-def _build(name: str, fields: Mapping[str, Any], origin: str, redactor: Redactor | None) -> Profile:
+def _build(
+    name: str,
+    fields: Mapping[str, Any],
+    origin: str,
+    redactor: Redactor | None,
+    namespace: str | None = None,
+) -> Profile:
     """Validate the fields; proxy URLs are registered with ``redactor`` before any check."""
     redactor = redactor or Redactor()
     proxies: dict[str, str | None] = {}
@@ -465,6 +606,7 @@ def _build(name: str, fields: Mapping[str, Any], origin: str, redactor: Redactor
         http_proxy=proxies["httpProxy"],
         https_proxy=proxies["httpsProxy"],
         no_proxy_config=_noproxy_config(fields, origin),
+        workloads=_workloads(fields.get("workloads"), f"{origin}: spec.workloads", namespace),
         on_conflict=on_conflict,
         nodes=_node_settings(fields.get("nodes"), f"{origin}: spec.nodes"),
     )

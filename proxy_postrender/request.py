@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from proxy_postrender.kubeadm import NodeSettings
 from proxy_postrender.scope import NoProxyConfig
+from proxy_postrender.selection import WorkloadSettings
 
 
 @dataclass(frozen=True)
@@ -16,3 +17,4 @@ class Request:
     credentials: bool = False  # a proxy URL carries user:password (stricter file modes)
     # how NO_PROXY is made; None: the NO_PROXY of ``env`` everywhere (no per-cluster values)
     no_proxy: NoProxyConfig | None = None
+    workloads: WorkloadSettings = field(default_factory=WorkloadSettings)

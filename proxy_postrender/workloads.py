@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from proxy_postrender import advice, targets
+from proxy_postrender import advice, selection, targets
 from proxy_postrender.errors import InputError
 from proxy_postrender.ops import Op, Path, SetValue, update_list
 from proxy_postrender.record import Record
@@ -129,6 +129,14 @@ def plan(obj: Mapping[str, Any], base: Path, request: Request) -> ObjectPlan | N
     recorded = Record.read(obj, ANNOTATION)
     previous = parse_entries(recorded.entries)
     record: dict[str, list[str]] = {}
+    settings = request.workloads
+    wanted = settings.wanted(request.env)
+    if wanted:
+        reason = settings.object_choice(obj)
+        if reason is not None:
+            result.skipped = reason
+            wanted = ()  # not selected: what the tool injected earlier goes
+    found = []
     for spec_path in paths:
         pod_spec = _pod_spec(obj, spec_path)
         if pod_spec is None:
@@ -136,19 +144,32 @@ def plan(obj: Mapping[str, Any], base: Path, request: Request) -> ObjectPlan | N
         where = ".".join(str(s) for s in spec_path)
         if not isinstance(pod_spec, Mapping):
             raise InputError(f"{where} is not a mapping")
-        for list_key, index, container in _containers(pod_spec, where):
-            name = container["name"]
-            owned = _plan_container(
-                container,
-                (*base, *spec_path, list_key, index),
-                f"{where}.{list_key}[{index}]",
-                request,
-                previous.get(name, set()),
-                result,
-            )
-            if owned:
-                record[name] = owned
-            result.containers += 1
+        found += [(spec_path, where, c) for c in _containers(pod_spec, where)]
+    named = (
+        selection.named_containers(obj, [c["name"] for _, _, (_, _, c) in found])
+        if wanted
+        else None
+    )
+    for spec_path, where, (list_key, index, container) in found:
+        name = container["name"]
+        chosen = wanted
+        if chosen and (
+            not settings.container_choice(name, list_key == "initContainers")
+            or (named is not None and name not in named)
+        ):
+            chosen = ()
+        owned = _plan_container(
+            container,
+            (*base, *spec_path, list_key, index),
+            f"{where}.{list_key}[{index}]",
+            request,
+            chosen,
+            previous.get(name, set()),
+            result,
+        )
+        if owned:
+            record[name] = owned
+        result.containers += 1
     if not result.containers:
         result.skipped = "no containers in its pod template"
     entries = [f"{name}={','.join(names)}" for name, names in record.items()]
@@ -161,13 +182,14 @@ def _plan_container(
     path: Path,
     where: str,
     request: Request,
+    wanted: tuple[tuple[str, str], ...],
     owned: set[str],
     result: ObjectPlan,
 ) -> list[str]:
     """Plan one container; return the variables the tool owns in it afterwards."""
     name = container["name"]
     env_path = (*path, "env")
-    desired = dict(request.env)
+    desired = dict(wanted)
     env = _env_items(container, where)
     ops: list[Op] = []
     ours: set[str] = set()
@@ -208,7 +230,7 @@ def _plan_container(
                 result.kept.setdefault(name, []).append(var)
                 if var in ("NO_PROXY", "no_proxy") and isinstance(item.get("value"), str):
                     result.kept_no_proxy.setdefault(name, {})[var] = item["value"]
-    missing = [{"name": var, "value": value} for var, value in request.env if var not in present]
+    missing = [{"name": var, "value": value} for var, value in wanted if var not in present]
     if missing:
         ours.update(item["name"] for item in missing)
         result.injected[name] = [item["name"] for item in missing]
@@ -216,4 +238,4 @@ def _plan_container(
 
     result.ops.extend(ops)
     result.ops.extend(update_list(container, path, "env", deleted, appended))
-    return [var for var, _ in request.env if var in ours]
+    return [var for var, _ in wanted if var in ours]

@@ -1,0 +1,178 @@
+"""Which workloads and containers get the variables: the profile's ``spec.workloads``
+section and the annotations a chart author or user puts on objects.
+
+``include`` and ``exclude`` are lists of rules; a rule matches when every
+criterion it gives matches. An object is selected when it matches some
+``include`` rule (or there is none), matches no ``exclude`` rule, and no
+annotation opts it out. Kinds match exactly; namespaces, names and container names are shell
+globs; the label selector has Kubernetes semantics. An object that is not
+selected (or a container that is not) gets what the tool injected earlier
+taken out, so that narrowing the profile undoes the injection.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from proxy_postrender.errors import InputError
+
+INJECT_ANNOTATION = "proxy-postrender.io/inject"
+CONTAINERS_ANNOTATION = "proxy-postrender.io/containers"
+OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+
+
+@dataclass(frozen=True)
+class Requirement:
+    key: str
+    operator: str
+    values: tuple[str, ...] = ()
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        present = self.key in labels
+        if self.operator == "In":
+            return present and labels[self.key] in self.values
+        if self.operator == "NotIn":
+            return not present or labels[self.key] not in self.values
+        if self.operator == "Exists":
+            return present
+        return not present  # DoesNotExist
+
+
+@dataclass(frozen=True)
+class LabelSelector:
+    match_labels: tuple[tuple[str, str], ...] = ()
+    expressions: tuple[Requirement, ...] = ()
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        return all(labels.get(k) == v for k, v in self.match_labels) and all(
+            r.matches(labels) for r in self.expressions
+        )
+
+
+@dataclass(frozen=True)
+class Criteria:
+    """Criteria an object must all meet; an empty Criteria is met by every object."""
+
+    kinds: tuple[str, ...] = ()
+    namespaces: tuple[str, ...] = ()
+    names: tuple[str, ...] = ()
+    selector: LabelSelector | None = None
+
+    @property
+    def empty(self) -> bool:
+        return not (self.kinds or self.namespaces or self.names or self.selector)
+
+    def matches(
+        self, kind: str, namespace: str | None, name: str, labels: Mapping[str, str]
+    ) -> bool:
+        if self.kinds and kind not in self.kinds:
+            return False
+        if self.namespaces and (
+            namespace is None or not any(fnmatch.fnmatchcase(namespace, g) for g in self.namespaces)
+        ):
+            return False
+        if self.names and not any(fnmatch.fnmatchcase(name, g) for g in self.names):
+            return False
+        return self.selector is None or self.selector.matches(labels)
+
+
+@dataclass(frozen=True)
+class WorkloadSettings:
+    include: tuple[Criteria, ...] = ()  # empty: every object
+    exclude: tuple[Criteria, ...] = ()
+    containers: tuple[str, ...] = ()  # globs; empty: every container
+    exclude_containers: tuple[str, ...] = ()
+    init_containers: bool = True
+    namespace: str | None = None  # the release namespace, for objects without one
+    upper_case: bool = True
+    lower_case: bool = True
+    java: bool = False  # JAVA_TOOL_OPTIONS with -Dhttp(s).proxyHost/Port and nonProxyHosts
+    extra_env: tuple[tuple[str, str], ...] = ()
+
+    def wanted(self, env: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+        """The variables a selected container gets, from the proxy variables ``env``."""
+        if not env:
+            return ()  # removal: nothing is wanted
+        chosen = [
+            (n, v)
+            for n, v in env
+            if (n.isupper() and self.upper_case) or (not n.isupper() and self.lower_case)
+        ]
+        if self.java:
+            from proxy_postrender.render import java_tool_options
+
+            options = java_tool_options(dict(env))
+            if options:
+                chosen.append(("JAVA_TOOL_OPTIONS", options))
+        return (*chosen, *self.extra_env)
+
+    def object_choice(self, obj: Mapping[str, Any]) -> str | None:
+        """Why the object is left out (None: it is selected)."""
+        if _annotation(obj, INJECT_ANNOTATION) == "false":
+            return f'opted out by {INJECT_ANNOTATION}: "false"'
+        metadata = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+        assert isinstance(metadata, Mapping)
+        namespace = metadata.get("namespace") or self.namespace
+        namespace = str(namespace) if namespace else None
+        name = str(metadata.get("name") or "")
+        raw_labels = metadata.get("labels")
+        labels = (
+            {str(k): str(v) for k, v in raw_labels.items()}
+            if isinstance(raw_labels, Mapping)
+            else {}
+        )
+        kind = str(obj.get("kind") or "")
+        if self.include and not any(
+            rule.matches(kind, namespace, name, labels) for rule in self.include
+        ):
+            if namespace is None and any(rule.namespaces for rule in self.include):
+                return "spec.workloads.include names namespaces; its own is unknown (--namespace)"
+            return "matched by no spec.workloads.include rule"
+        for index, rule in enumerate(self.exclude):
+            if rule.matches(kind, namespace, name, labels):
+                return f"matched by spec.workloads.exclude[{index}]"
+        return None
+
+    def container_choice(self, name: str, init: bool) -> bool:
+        if init and not self.init_containers:
+            return False
+        if self.containers and not any(fnmatch.fnmatchcase(name, g) for g in self.containers):
+            return False
+        return not any(fnmatch.fnmatchcase(name, g) for g in self.exclude_containers)
+
+
+def _annotation(obj: Mapping[str, Any], key: str) -> str | None:
+    """The annotation on the object, else on its pod template (the object's wins)."""
+    for holder in (obj.get("metadata"), _template_metadata(obj)):
+        annotations = holder.get("annotations") if isinstance(holder, Mapping) else None
+        if isinstance(annotations, Mapping) and annotations.get(key) is not None:
+            return str(annotations[key]).strip()
+    return None
+
+
+def _template_metadata(obj: Mapping[str, Any]) -> Any:
+    spec = obj.get("spec")
+    template = spec.get("template") if isinstance(spec, Mapping) else None
+    if obj.get("kind") == "CronJob" and isinstance(spec, Mapping):
+        job = spec.get("jobTemplate")
+        job_spec = job.get("spec") if isinstance(job, Mapping) else None
+        template = job_spec.get("template") if isinstance(job_spec, Mapping) else None
+    return template.get("metadata") if isinstance(template, Mapping) else None
+
+
+def named_containers(obj: Mapping[str, Any], present: Sequence[str]) -> set[str] | None:
+    """The containers ``proxy-postrender.io/containers`` names (None: no annotation)."""
+    value = _annotation(obj, CONTAINERS_ANNOTATION)
+    if value is None:
+        return None
+    names = {part.strip() for part in value.split(",") if part.strip()}
+    unknown = sorted(names - set(present))
+    if unknown:
+        raise InputError(
+            f"{CONTAINERS_ANNOTATION} names {', '.join(unknown)}, not a container of this "
+            f"object (containers: {', '.join(present) or 'none'})"
+        )
+    return names

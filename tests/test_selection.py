@@ -1,0 +1,131 @@
+"""Workload targeting: rules, label selectors, annotations, container choice."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from proxy_postrender import profile, render
+from proxy_postrender.errors import ProfileError
+from proxy_postrender.selection import Criteria, LabelSelector, Requirement, WorkloadSettings
+
+LABELS = {"app": "web", "tier": "front"}
+
+
+@pytest.mark.parametrize(
+    ("requirement", "matches"),
+    [
+        (Requirement("app", "In", ("web", "api")), True),
+        (Requirement("app", "In", ("api",)), False),
+        (Requirement("missing", "In", ("x",)), False),
+        (Requirement("app", "NotIn", ("api",)), True),
+        (Requirement("app", "NotIn", ("web",)), False),
+        (Requirement("missing", "NotIn", ("x",)), True),  # as in Kubernetes
+        (Requirement("tier", "Exists"), True),
+        (Requirement("missing", "Exists"), False),
+        (Requirement("missing", "DoesNotExist"), True),
+        (Requirement("app", "DoesNotExist"), False),
+    ],
+)
+def test_label_selector_has_kubernetes_semantics(requirement: Requirement, matches: bool) -> None:
+    assert LabelSelector(expressions=(requirement,)).matches(LABELS) is matches
+    both = LabelSelector(match_labels=(("app", "web"),), expressions=(requirement,))
+    assert both.matches(LABELS) is matches
+    assert not LabelSelector(match_labels=(("app", "api"),)).matches(LABELS)
+
+
+def _obj(kind: str = "Deployment", name: str = "web", namespace: str | None = None) -> Any:
+    metadata: dict[str, Any] = {"name": name, "labels": dict(LABELS)}
+    if namespace:
+        metadata["namespace"] = namespace
+    return {"kind": kind, "metadata": metadata, "spec": {"template": {"spec": {}}}}
+
+
+def test_rules_any_include_matches_and_any_exclude_excludes() -> None:
+    settings = WorkloadSettings(
+        include=(Criteria(kinds=("Deployment",)), Criteria(namespaces=("ops-*",))),
+        exclude=(Criteria(names=("*-debug",)),),
+        namespace="default",
+    )
+    assert settings.object_choice(_obj()) is None
+    assert settings.object_choice(_obj("Job", namespace="ops-1")) is None
+    assert settings.object_choice(_obj("Job")) == "matched by no spec.workloads.include rule"
+    assert settings.object_choice(_obj(name="web-debug")) == "matched by spec.workloads.exclude[0]"
+
+
+def test_an_unknown_namespace_never_matches_a_namespace_rule() -> None:
+    settings = WorkloadSettings(include=(Criteria(namespaces=("*",)),))
+    reason = settings.object_choice(_obj())
+    assert reason is not None and "--namespace" in reason
+    assert (
+        WorkloadSettings(include=(Criteria(namespaces=("*",)),), namespace="x").object_choice(
+            _obj()
+        )
+        is None
+    )
+
+
+def test_containers_by_glob_and_init_switch() -> None:
+    settings = WorkloadSettings(
+        containers=("app*", "init"), exclude_containers=("app-debug",), init_containers=False
+    )
+    assert settings.container_choice("app", init=False)
+    assert not settings.container_choice("app-debug", init=False)
+    assert not settings.container_choice("init", init=True)
+    assert not settings.container_choice("sidecar", init=False)
+
+
+def test_wanted_variables_follow_the_case_switches_and_add_extras() -> None:
+    env = (("HTTP_PROXY", "http://p:1"), ("NO_PROXY", ".svc"), ("http_proxy", "http://p:1"))
+    upper = WorkloadSettings(lower_case=False, extra_env=(("X", "1"),))
+    assert upper.wanted(env) == (("HTTP_PROXY", "http://p:1"), ("NO_PROXY", ".svc"), ("X", "1"))
+    assert WorkloadSettings(upper_case=False).wanted(env) == (("http_proxy", "http://p:1"),)
+    assert upper.wanted(()) == ()  # removal wants nothing, extras included
+
+
+def test_java_tool_options_translate_the_proxy_and_no_proxy() -> None:
+    options = render.java_tool_options(
+        {
+            "HTTP_PROXY": "http://user:pw@proxy:3128",
+            "HTTPS_PROXY": "https://[fd00::1]",
+            "NO_PROXY": "example.com,.svc,10.0.0.0/8,10.1.2.3,host:8080,::1",
+        }
+    )
+    assert options == (
+        "-Dhttp.proxyHost=proxy -Dhttp.proxyPort=3128 -Dhttps.proxyHost=[fd00::1] "
+        "-Dhttps.proxyPort=443 -Dhttp.nonProxyHosts=example.com|*.example.com|*.svc|10.1.2.3|::1"
+    )
+    assert "pw" not in options and "user" not in options
+    assert render.java_tool_options({"NO_PROXY": "x"}) == ""
+
+
+HEAD = (
+    "apiVersion: proxy-postrender.io/v1alpha1\nkind: ProxyProfile\nmetadata: {name: t}\n"
+    "spec:\n  httpProxy: http://p:1\n  workloads:\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("    include: [x]\n", "spec.workloads.include[0]: must be a mapping"),
+        ("    include: {kind: [Pod]}\n", "unknown field(s) kind"),
+        ("    exclude: {selector: {matchExpressions: [{key: a, operator: Is}]}}\n", "operator"),
+        (
+            "    exclude: {selector: {matchExpressions: [{key: a, operator: In}]}}\n",
+            "needs at least",
+        ),
+        ("    containers: [app]\n", "containers: must be a mapping with include/exclude"),
+        ("    upperCase: false\n    lowerCase: false\n", "cannot both be false"),
+        ("    extraEnv: [{name: 'A B', value: x}]\n", "is not an environment variable name"),
+        ("    initContainers: 'no'\n", "initContainers: must be true or false"),
+    ],
+)
+def test_bad_workloads_sections_are_named(tmp_path: Path, body: str, message: str) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text(HEAD + body)
+    with pytest.raises(ProfileError, match=r"spec\.workloads") as info:
+        profile.load(str(path), environ={})
+    assert message in str(info.value)
