@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import os
+import re
 import shlex
 import sys
 from collections.abc import Callable, Mapping
@@ -231,6 +232,8 @@ def run(
     data = sys.stdin.buffer.read()
     text, bom = stream.decode(data)
     if krm.is_resource_list(text):
+        if show_diff:
+            raise UsageError("--diff works on manifest streams, not on a KRM ResourceList")
         outcome = krm.run(text, request_for, reporter.redactor.redact)
         sys.stdout.buffer.write(stream.encode(outcome.text, bom))
         sys.stdout.buffer.flush()
@@ -242,7 +245,8 @@ def run(
     request = request_for(None)
     result = engine.process(text, request)
     if show_diff:
-        out = reporter.redactor.redact(_unified_diff(text, result.text)).encode("utf-8")
+        diff = reporter.redactor.redact(_unified_diff(text, result.text))
+        out = diff.encode("utf-8", "surrogateescape")
     else:
         out = stream.encode(result.text, bom)
     sys.stdout.buffer.write(out)
@@ -251,16 +255,23 @@ def run(
         reporter.info(report_mod.render(result, removing=remove), report)
 
 
+def _lines(text: str) -> list[str]:
+    """Lines ending in "\n" only (not at U+2028 and the other breaks str.splitlines knows)."""
+    return re.findall(r"[^\n]*\n|[^\n]+$", text)
+
+
 def _unified_diff(before: str, after: str) -> str:
     import difflib
 
     lines = difflib.unified_diff(
-        before.splitlines(keepends=True),
-        after.splitlines(keepends=True),
+        _lines(before),
+        _lines(after),
         fromfile="manifests",
         tofile="manifests (proxy-postrender)",
     )
-    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+    return "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    )
 
 
 def _no_proxy_config(
@@ -449,7 +460,7 @@ def plugin_install_command(plugin_home: str | None) -> None:
     """Install proxy-postrender as a kustomize exec plugin for kind ProxyProfile."""
 
     def run_it(redactor: Redactor) -> int:
-        home = Path(plugin_home).expanduser() if plugin_home else _plugin_home()
+        home = (Path(plugin_home).expanduser() if plugin_home else _plugin_home()).absolute()
         target = home.joinpath(*PLUGIN_PATH)
         # the interpreter this copy runs with: the plugin works whatever PATH kustomize has
         script = f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m proxy_postrender "$@"\n'
@@ -488,7 +499,7 @@ def patches_command(
 ) -> None:
     """Print, for a rendered chart on stdin, the kustomize patches that make the same change
     (a Flux HelmRelease's spec.postRenderers[].kustomize.patches)."""
-    from proxy_postrender import engine, kubeadm, profile, stream
+    from proxy_postrender import engine, profile, stream, targets, yamlio
     from proxy_postrender import patches as patches_mod
     from proxy_postrender.request import Request
 
@@ -510,7 +521,12 @@ def patches_command(
         text, _ = stream.decode(sys.stdin.buffer.read())
         result = engine.process(text, request)
         sys.stdout.write(patches_mod.render(patches_mod.flux_patches(result.text)))
-        skipped = [o for o in result.objects if isinstance(o.plan, kubeadm.NodePlan)]
+        skipped = [
+            obj
+            for doc in yamlio.load_data(text)
+            for _, obj in targets.walk_objects(doc)
+            if targets.kubeadm_spec_path(obj) or targets.is_clusterclass(obj)
+        ]
         if skipped:
             sys.stderr.write(
                 f"{PROG}: warning: {len(skipped)} Cluster API kubeadm objects are not expressed "

@@ -15,6 +15,7 @@ from typing import Any
 
 from proxy_postrender import (
     clusterclass,
+    credentials,
     discovery,
     kubeadm,
     splice,
@@ -141,41 +142,43 @@ def process(text: str, request: Request) -> Result:
         # documents as a reader counts them: every "---", and content before the first
         counted = int(content or segment.text.startswith("---"))
         result.documents += counted
-        if (
-            content
-            and (request.nodes is not None or not request.env)
-            and kubeadm.GENERATED in segment.text
-            and _generated_secret(segment)
-        ):
-            continue  # emitted by an earlier run: made anew below
+        if content and kubeadm.GENERATED in segment.text:
+            made_by = _generated_secret(segment)
+            if (made_by == "node-bootstrap" and (request.nodes is not None or not request.env)) or (
+                made_by == credentials.GENERATED_VALUE
+                and (request.credential_secret is not None or not request.env)
+            ):
+                continue  # emitted by an earlier run: made anew below
         if not content or not _needs_parse(segment):
             result.passed_through += counted
             pieces.append(segment.text)
             continue
         pieces.append(_process_segment(segment, result.documents, request, envs, result))
     pieces += _secrets(result, request, "".join(pieces))
+    pieces += credentials.secret_documents(result, request, "".join(pieces))
     result.text = "".join(pieces)
+    if request.forbid_plaintext:
+        credentials.check_plaintext(result.text)
     result.no_proxy_warnings = envs.warnings
     return result
 
 
-def _generated_secret(segment: stream.Segment) -> bool:
-    """A Secret an earlier run emitted (recognised by its annotation)."""
+def _generated_secret(segment: stream.Segment) -> str | None:
+    """What an earlier run emitted this Secret for (recognised by its annotation), if it did."""
     try:
         docs = yamlio.load_data(segment.text)
     except yamlio.ParseError:
-        return False
-    return len(docs) == 1 and _is_generated(docs[0])
+        return None
+    return _generated_by(docs[0]) if len(docs) == 1 else None
 
 
-def _is_generated(doc: Any) -> bool:
+def _generated_by(doc: Any) -> str | None:
     if not isinstance(doc, Mapping) or doc.get("kind") != "Secret":
-        return False
+        return None
     metadata = doc.get("metadata")
     annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
-    return (
-        isinstance(annotations, Mapping) and annotations.get(kubeadm.GENERATED) == "node-bootstrap"
-    )
+    value = annotations.get(kubeadm.GENERATED) if isinstance(annotations, Mapping) else None
+    return str(value) if value else None
 
 
 def _existing_secrets(text: str, names: set[str]) -> set[tuple[str | None, str]]:

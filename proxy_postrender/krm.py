@@ -21,6 +21,7 @@ from typing import Any
 
 from proxy_postrender import engine, stream
 from proxy_postrender.errors import InputError, ProfileError, ProxyPostrenderError
+from proxy_postrender.kubeadm import GENERATED
 from proxy_postrender.request import Request
 
 API_VERSION = "config.kubernetes.io/v1"
@@ -54,6 +55,8 @@ def profile_object(config: Any) -> Mapping[str, Any] | None:
         raise ProfileError("functionConfig: must be a ProxyProfile or a ConfigMap")
     if config.get("kind") == "ConfigMap":
         data = config.get("data") or {}
+        if not data:
+            return None  # kpt sends an empty ConfigMap when no --fn-config is given
         if not isinstance(data, Mapping):
             raise ProfileError("functionConfig ConfigMap: data must be a mapping")
         unknown = sorted(str(k) for k in data if k not in CONFIGMAP_KEYS)
@@ -146,8 +149,10 @@ def run(
             documents.append("---\n" + buffer.getvalue())
         result = engine.process("".join(documents), request)
         new_items = [doc for doc in yaml.load_all(result.text) if doc is not None]
-        if len(new_items) != len(items):
-            raise InputError(f"{len(items)} items came in but {len(new_items)} came out")
+        kept = [item for item in items if not _generated(item)]
+        if len([item for item in new_items if not _generated(item)]) != len(kept):
+            raise InputError(f"{len(kept)} items came in but a different number came out")
+        _restore_paths(items, new_items)
     except ProxyPostrenderError as exc:
         resource_list["results"] = [{"message": redact(str(exc)), "severity": "error"}]
         return Outcome(_dump(yaml, resource_list), error=exc)
@@ -155,6 +160,31 @@ def run(
     results = [{**r, "message": redact(r["message"])} for r in _results(result)]
     resource_list["results"] = results
     return Outcome(_dump(yaml, resource_list), results=results, result=result)
+
+
+def _generated(item: Any) -> bool:
+    """A Secret the tool emitted (made anew on every run)."""
+    metadata = item.get("metadata") if isinstance(item, Mapping) else None
+    annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
+    return isinstance(annotations, Mapping) and GENERATED in annotations
+
+
+def _key(item: Any) -> tuple[str, str]:
+    metadata = item.get("metadata") or {}
+    return str(metadata.get("namespace") or ""), str(metadata.get("name") or "")
+
+
+def _restore_paths(before: list[Any], after: list[Any]) -> None:
+    """A re-emitted Secret keeps the file kpt had it in (its path annotations)."""
+    old = {_key(item): item for item in before if _generated(item)}
+    for item in after:
+        previous = old.get(_key(item)) if _generated(item) else None
+        if previous is None:
+            continue
+        annotations = item["metadata"]["annotations"]
+        for key, value in previous["metadata"]["annotations"].items():
+            if key.startswith(("config.kubernetes.io/", "internal.config.kubernetes.io/")):
+                annotations.setdefault(key, value)
 
 
 def _dump(yaml: Any, data: Any) -> str:

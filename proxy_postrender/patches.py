@@ -3,7 +3,7 @@
 Flux runs no external code; its HelmRelease can only apply kustomize
 ``patches`` to a chart's render. Given the stream *after* injection, this
 module writes one strategic-merge patch per changed workload, targeted by
-group, version, kind and name: the tool's annotation and, per container (by
+group, version, kind, name and namespace: the tool's annotation and, per container (by
 name, the merge key), the variables the tool owns. Applied to the same
 render, the patches give the same objects as the direct path.
 """
@@ -32,19 +32,26 @@ def _merge(into: dict[str, Any], other: Mapping[str, Any]) -> None:
             into[key] = value
 
 
+def _exclusive(item: Mapping[str, Any]) -> dict[str, Any]:
+    """The entry, with the other of value/valueFrom set to null: a merge keeps fields
+    the patch does not mention, and an entry with both is invalid."""
+    other = "valueFrom" if "value" in item else "value"
+    return {**item, other: None}
+
+
 def _patch(obj: Mapping[str, Any]) -> dict[str, Any] | None:
     owned = workloads.parse_entries(Record.read(obj, workloads.ANNOTATION).entries)
     if not owned:
         return None
     metadata = obj.get("metadata") or {}
-    body: dict[str, Any] = {
-        "apiVersion": obj.get("apiVersion"),
-        "kind": obj.get("kind"),
-        "metadata": {
-            "name": metadata.get("name"),
-            "annotations": {workloads.ANNOTATION: metadata["annotations"][workloads.ANNOTATION]},
-        },
-    }
+    if not metadata.get("name"):
+        return None  # generateName only: a patch cannot name it
+    meta: dict[str, Any] = {"name": metadata["name"]}
+    if metadata.get("namespace"):
+        meta["namespace"] = metadata["namespace"]
+    meta["annotations"] = {workloads.ANNOTATION: metadata["annotations"][workloads.ANNOTATION]}
+    body: dict[str, Any] = {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind")}
+    body["metadata"] = meta
     for spec_path in targets.pod_spec_paths(obj):
         spec: Any = obj
         for step in spec_path:
@@ -56,7 +63,11 @@ def _patch(obj: Mapping[str, Any]) -> dict[str, Any] | None:
             entries = []
             for container in spec.get(list_key) or []:
                 names = owned.get(container.get("name"), set())
-                env = [item for item in container.get("env") or [] if item.get("name") in names]
+                env = [
+                    _exclusive(item)
+                    for item in container.get("env") or []
+                    if item.get("name") in names
+                ]
                 if env:
                     entries.append({"name": container["name"], "env": env})
             if entries:
@@ -80,6 +91,8 @@ def flux_patches(stream_text: str) -> list[dict[str, Any]]:
             version = str(obj.get("apiVersion")).rpartition("/")[2]
             target = {"group": group, "version": version, "kind": obj.get("kind")}
             target["name"] = body["metadata"]["name"]
+            if "namespace" in body["metadata"]:
+                target["namespace"] = body["metadata"]["namespace"]
             result.append({"target": target, "patch": body})
     return result
 

@@ -17,6 +17,7 @@ from urllib.parse import quote, unquote
 MASK = "***"
 # scheme://userinfo@ — the user-info runs to the last "@" before whitespace or a quote
 _URL_USERINFO_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)[^\s'\"]*@")
+_ENCODED_COMMAND_RE = re.compile(r"(-EncodedCommand\s+)[A-Za-z0-9+/=]+")
 
 
 def userinfo(url: str) -> str | None:
@@ -48,11 +49,23 @@ class Redactor:
             quote(secret, safe=""),
             quote(unquote(secret), safe=""),
         }:
-            if form:
-                self._secrets.add(form)
+            if not form:
+                continue
+            # as the tool writes it: YAML/JSON double quotes, systemd, shell, PowerShell
+            quoted = form.replace("\\", "\\\\").replace('"', '\\"')
+            for escaped in (
+                form,
+                quoted,
+                quoted.replace("%", "%%"),
+                form.replace("'", "'\\''"),
+                form.replace("'", "''"),
+            ):
+                self._secrets.add(escaped)
 
     def redact(self, text: str) -> str:
         text = _URL_USERINFO_RE.sub(lambda m: m.group(1) + MASK + "@", text)
+        if self._secrets:  # a PowerShell command carries the values base64-encoded
+            text = _ENCODED_COMMAND_RE.sub(lambda m: m.group(1) + MASK, text)
         # longest first, so that a secret containing another one is masked whole
         for secret in sorted(self._secrets, key=len, reverse=True):
             text = text.replace(secret, MASK)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from proxy_postrender.credentials import CredentialSecret
 from proxy_postrender.kubeadm import NodeSettings
 from proxy_postrender.scope import NoProxyConfig
 from proxy_postrender.selection import WorkloadSettings
@@ -18,3 +19,5 @@ class Request:
     # how NO_PROXY is made; None: the NO_PROXY of ``env`` everywhere (no per-cluster values)
     no_proxy: NoProxyConfig | None = None
     workloads: WorkloadSettings = field(default_factory=WorkloadSettings)
+    credential_secret: CredentialSecret | None = None  # emit it per namespace touched
+    forbid_plaintext: bool = False  # fail when the output holds a password in clear

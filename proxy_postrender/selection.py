@@ -22,6 +22,7 @@ from proxy_postrender.errors import InputError
 INJECT_ANNOTATION = "proxy-postrender.io/inject"
 CONTAINERS_ANNOTATION = "proxy-postrender.io/containers"
 OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+SECRET_KEYS = ("HTTP_PROXY", "HTTPS_PROXY")  # the keys of a credentials Secret
 
 
 @dataclass(frozen=True)
@@ -91,13 +92,15 @@ class WorkloadSettings:
     lower_case: bool = True
     java: bool = False  # JAVA_TOOL_OPTIONS with -Dhttp(s).proxyHost/Port and nonProxyHosts
     extra_env: tuple[tuple[str, str], ...] = ()
+    # the proxy URLs come from this Secret (keys HTTP_PROXY, HTTPS_PROXY), not literals
+    secret_ref: str | None = None
 
-    def wanted(self, env: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    def wanted(self, env: Sequence[tuple[str, str]]) -> tuple[tuple[str, Any], ...]:
         """The variables a selected container gets, from the proxy variables ``env``."""
         if not env:
             return ()  # removal: nothing is wanted
-        chosen = [
-            (n, v)
+        chosen: list[tuple[str, Any]] = [
+            (n, self._value(n, v))
             for n, v in env
             if (n.isupper() and self.upper_case) or (not n.isupper() and self.lower_case)
         ]
@@ -108,6 +111,11 @@ class WorkloadSettings:
             if options:
                 chosen.append(("JAVA_TOOL_OPTIONS", options))
         return (*chosen, *self.extra_env)
+
+    def _value(self, name: str, value: str) -> Any:
+        if self.secret_ref is None or name.upper() not in SECRET_KEYS:
+            return value
+        return {"secretKeyRef": {"name": self.secret_ref, "key": name.upper()}}
 
     def object_choice(self, obj: Mapping[str, Any]) -> str | None:
         """Why the object is left out (None: it is selected)."""

@@ -177,12 +177,31 @@ def plan(obj: Mapping[str, Any], base: Path, request: Request) -> ObjectPlan | N
     return result
 
 
+Value = str | Mapping[str, Any]  # a literal value, or a valueFrom source
+
+
+def env_item(var: str, value: Value) -> dict[str, Any]:
+    return (
+        {"name": var, "value": value}
+        if isinstance(value, str)
+        else {
+            "name": var,
+            "valueFrom": value,
+        }
+    )
+
+
+def _is(item: Mapping[str, Any], value: Value) -> bool:
+    """Whether an env entry is exactly what the tool would write for ``value``."""
+    return dict(item) == env_item(str(item.get("name")), value)
+
+
 def _plan_container(
     container: Mapping[str, Any],
     path: Path,
     where: str,
     request: Request,
-    wanted: tuple[tuple[str, str], ...],
+    wanted: tuple[tuple[str, Value], ...],
     owned: set[str],
     result: ObjectPlan,
 ) -> list[str]:
@@ -195,15 +214,16 @@ def _plan_container(
     ours: set[str] = set()
     present: set[str] = set()
     deleted: set[int] = set()
-    appended: list[dict[str, str]] = []
+    appended: list[dict[str, Any]] = []
 
-    def set_value(index: int, item: Mapping[str, Any], value: str) -> None:
-        if set(item) == {"name", "value"} and isinstance(item["value"], str):
+    def set_value(index: int, item: Mapping[str, Any], value: Value) -> None:
+        plain = set(item) == {"name", "value"} and isinstance(item["value"], str)
+        if plain and isinstance(value, str):
             if item["value"] != value:
                 ops.append(SetValue((*env_path, index, "value"), value))
-        else:  # valueFrom or extra fields: replace the entry
+        else:  # a valueFrom, extra fields, or a literal becoming a reference: replace it
             deleted.add(index)
-            appended.append({"name": item["name"], "value": value})
+            appended.append(env_item(item["name"], value))
 
     for index, item in enumerate(env or []):
         var = item["name"]
@@ -216,7 +236,7 @@ def _plan_container(
                 result.removed.setdefault(name, []).append(var)
                 continue
             ours.add(var)
-            if item.get("value") != desired[var] or set(item) != {"name", "value"}:
+            if not _is(item, desired[var]):
                 set_value(index, item, desired[var])
                 result.updated.setdefault(name, []).append(var)
         elif var in desired:
@@ -230,7 +250,7 @@ def _plan_container(
                 result.kept.setdefault(name, []).append(var)
                 if var in ("NO_PROXY", "no_proxy") and isinstance(item.get("value"), str):
                     result.kept_no_proxy.setdefault(name, {})[var] = item["value"]
-    missing = [{"name": var, "value": value} for var, value in wanted if var not in present]
+    missing = [env_item(var, value) for var, value in wanted if var not in present]
     if missing:
         ours.update(item["name"] for item in missing)
         result.injected[name] = [item["name"] for item in missing]

@@ -9,7 +9,6 @@ PATH.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -114,4 +113,22 @@ def test_no_profile_at_all_is_a_clear_error(app: Path) -> None:
     proc = _run(app, {})
     assert proc.returncode == 2 and proc.stdout == ""
     assert "no profile" in proc.stderr
-    assert os.path.exists(app / "Chart.yaml")  # the plugin's discover rule
+    (plugin,) = yamlio.load_data(PLUGIN.read_text())
+    assert "discover" not in plugin["spec"]  # it would take over every Helm application
+
+
+def test_crds_and_api_versions_reach_helm(app: Path) -> None:
+    shutil.copy(SHARED_PROFILE, app / "proxy-profile.yaml")
+    (app / "crds").mkdir()
+    (app / "crds" / "widget.yaml").write_text(
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n"
+        "metadata: {name: widgets.example.com}\n"
+    )
+    (app / "templates" / "caps.yaml").write_text(
+        '{{- if .Capabilities.APIVersions.Has "example.com/v1" }}\n'
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: has-example}\n{{- end }}\n"
+    )
+    proc = _run(app, {"KUBE_API_VERSIONS": "v1,example.com/v1"})
+    assert proc.returncode == 0, proc.stderr
+    names = {d["metadata"]["name"] for d in _docs(proc.stdout)}
+    assert {"widgets.example.com", "has-example"} <= names

@@ -236,3 +236,23 @@ def test_diff_shows_the_change_with_credentials_masked() -> None:
     injected = run_cli(["--http-proxy", "http://u:s3cret@p:1"], pod).stdout
     again = run_cli(["--http-proxy", "http://u:s3cret@p:1", "--diff"], injected)
     assert again.returncode == 0 and again.stdout == b""
+
+
+def test_diff_masks_credentials_in_every_form_the_tool_writes() -> None:
+    from tests.helpers import GOLDEN
+
+    case = GOLDEN / "capi-credentials"
+    proc = run_cli(["profile.yaml", "--diff"], (case / "input.yaml").read_bytes(), cwd=case)
+    assert proc.returncode == 0, proc.stderr
+    text = proc.stdout.decode()
+    assert 'Environment="HTTP_PROXY=http://***@proxy.corp.example:3128"' in text
+    for secret in ("p%40ss", "p%%40ss", "p@ss", "build:"):
+        assert secret not in text
+
+
+def test_diff_keeps_bytes_and_marks_a_missing_final_newline() -> None:
+    pod = b"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a"
+    bad = b"# caf\xe9\n---\n" + pod
+    proc = run_cli(["--http-proxy", "http://p:1", "--diff"], bad)
+    assert proc.returncode == 0, proc.stderr
+    assert b"\\ No newline at end of file\n" in proc.stdout

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from proxy_postrender import yamlio
@@ -104,3 +105,33 @@ def test_empty_items_stay_empty_and_removal_works() -> None:
     item = _out(removed)["items"][0]
     assert "env" not in item["spec"]["template"]["spec"]["containers"][0]
     assert "proxy-postrender.io/injected" not in item["metadata"]["annotations"]
+
+
+def test_an_empty_configmap_from_kpt_means_no_function_config() -> None:
+    empty = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: function-input}\ndata: {}\n"
+    proc = run_cli([str(SHARED_PROFILE)], _resource_list(DEPLOY_ITEM, empty))
+    assert proc.returncode == 0, proc.stderr
+    removed = run_cli(["--remove"], _resource_list(DEPLOY_ITEM, empty))
+    assert removed.returncode == 0, removed.stderr
+
+
+def test_secret_mode_items_may_gain_the_generated_secret(tmp_path: Any) -> None:
+    from tests.helpers import GOLDEN
+
+    profile = tmp_path / "p.yaml"
+    profile.write_text(SHARED_PROFILE.read_text() + "  nodes:\n    credentials: secret\n")
+    docs = list(yamlio.load_data((GOLDEN / "capi-v1beta1" / "input.yaml").read_text()))
+
+    items = "".join("\n- " + json.dumps(d) for d in docs if isinstance(d, dict))
+    first = run_cli([str(profile)], _resource_list(items, None))
+    assert first.returncode == 0, first.stderr
+    out = _out(first)
+    kinds = [item["kind"] for item in out["items"]]
+    secrets = kinds.count("Secret")
+    assert secrets >= 1 and len(kinds) == len(docs) + secrets
+    second = run_cli([str(profile)], first.stdout)
+    assert second.returncode == 0, second.stderr
+    assert _out(second)["items"] == out["items"]
+    removed = run_cli(["--remove"], first.stdout)
+    assert removed.returncode == 0, removed.stderr
+    assert "Secret" not in [item["kind"] for item in _out(removed)["items"]]

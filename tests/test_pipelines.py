@@ -231,3 +231,64 @@ def test_flux_patches_applied_by_kustomize_equal_the_direct_path(tmp_path: Path)
     for key, doc in expected.items():
         assert env_as_map(patched[key]) == env_as_map(doc), key
     assert sum("proxy.corp.example" in str(doc) for doc in patched.values()) >= 5
+
+
+TWO_NAMESPACES = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: a}
+spec:
+  template:
+    spec:
+      containers:
+      - name: app
+        image: nginx
+        env:
+        - name: HTTP_PROXY
+          valueFrom: {secretKeyRef: {name: chart-proxy, key: url}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: b}
+spec:
+  template:
+    spec:
+      containers:
+      - name: other
+        image: nginx
+"""
+
+
+def test_flux_patches_keep_namespaces_apart_and_replace_value_from(tmp_path: Path) -> None:
+    kubectl = _tool("kubectl")
+    args = ["--http-proxy", "http://p:1", "--on-conflict", "override"]
+    patches = run_cli(["patches", *args], TWO_NAMESPACES.encode())
+    assert patches.returncode == 0, patches.stderr
+    direct = run_cli(args, TWO_NAMESPACES.encode())
+    (tmp_path / "render.yaml").write_text(TWO_NAMESPACES)
+    (tmp_path / "kustomization.yaml").write_text(
+        "resources: [render.yaml]\npatches:\n" + patches.stdout.decode()
+    )
+    proc = _run([kubectl, "kustomize", str(tmp_path)], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+
+    def by_key(text: str) -> dict[tuple[str, str], Any]:
+        docs = [d for d in yamlio.load_data(text) if isinstance(d, dict)]
+        return {(d["metadata"]["namespace"], d["metadata"]["name"]): d for d in docs}
+
+    patched, expected = by_key(proc.stdout), by_key(direct.stdout.decode())
+    for key, doc in expected.items():
+        containers = patched[key]["spec"]["template"]["spec"]["containers"]
+        want = doc["spec"]["template"]["spec"]["containers"]
+        assert [c["name"] for c in containers] == [c["name"] for c in want], key
+        for got, wanted in zip(containers, want, strict=True):
+            assert {e["name"]: e for e in got["env"]} == {e["name"]: e for e in wanted["env"]}
+
+
+def test_patches_say_that_cluster_api_objects_are_left_out() -> None:
+    from tests.helpers import GOLDEN
+
+    stream = (GOLDEN / "capi-v1beta1" / "input.yaml").read_bytes()
+    proc = run_cli(["patches", str(SHARED_PROFILE)], stream)
+    assert proc.returncode == 0
+    assert b"Cluster API kubeadm objects are not expressed as patches" in proc.stderr

@@ -1,0 +1,82 @@
+"""Proxy credentials for workloads: the Secret the URLs are read from, and the
+plaintext gate.
+
+With ``spec.credentials.secretRef`` the workloads read HTTP_PROXY and
+HTTPS_PROXY (and the lower-case twins) from a Secret by ``secretKeyRef``;
+with ``createSecret`` the tool also emits that Secret, once per namespace it
+touched, marked as generated so that a re-run makes it anew. The plaintext
+gate fails a run whose output still holds a URL with a password.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from proxy_postrender import kubeadm, splice, stream
+from proxy_postrender.errors import DocumentContext, InputError
+
+if TYPE_CHECKING:
+    from proxy_postrender.engine import Result
+    from proxy_postrender.request import Request
+
+GENERATED_VALUE = "workload-credentials"
+# scheme://user:password@ — a URL that carries a password in clear
+_PLAINTEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:'\"]*:[^\s/?#@'\"]+@")
+
+
+@dataclass(frozen=True)
+class CredentialSecret:
+    name: str
+    data: tuple[tuple[str, str], ...]  # key -> proxy URL (with its credentials)
+
+
+def touched_namespaces(result: Result, default: str | None) -> list[str | None]:
+    """The namespaces of the workloads that now read from the Secret, in order."""
+    from proxy_postrender.workloads import ObjectPlan
+
+    found: dict[str | None, None] = {}
+    for report in result.objects:
+        plan = report.plan
+        if isinstance(plan, ObjectPlan) and plan.skipped is None and plan.containers:
+            found[report.context.namespace or default] = None
+    return list(found)
+
+
+def secret_documents(result: Result, request: Request, before: str) -> list[str]:
+    """The Secrets to emit (``spec.credentials.createSecret``), as new documents."""
+    secret = request.credential_secret
+    if secret is None or not request.env:
+        return []
+    docs = []
+    for namespace in touched_namespaces(result, request.workloads.namespace):
+        metadata: dict[str, Any] = {"name": secret.name}
+        if namespace:
+            metadata["namespace"] = namespace
+        metadata["annotations"] = {kubeadm.GENERATED: GENERATED_VALUE}
+        body = {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": metadata,
+            "type": "Opaque",
+            "stringData": dict(secret.data),
+        }
+        docs.append("---\n" + "\n".join(splice.block_lines(body)) + "\n")
+    if docs and before and not before.endswith("\n"):
+        docs[0] = "\n" + docs[0]
+    return docs
+
+
+def check_plaintext(text: str) -> None:
+    """Raise when a document of ``text`` holds a URL with a password in clear."""
+    for index, segment in enumerate(stream.split(text), start=1):
+        match = _PLAINTEXT.search(segment.text)
+        if match is None:
+            continue
+        line = segment.line + segment.text.count("\n", 0, match.start())
+        raise InputError(
+            f"a proxy URL with a password in clear at line {line} "
+            "(--forbid-plaintext-credentials); use spec.credentials.secretRef",
+            DocumentContext(index, segment.line, source=segment.helm_source()),
+        )
