@@ -18,6 +18,8 @@ from proxy_postrender.errors import EXIT_INPUT, EXIT_USAGE, ProxyPostrenderError
 from proxy_postrender.redact import Redactor
 
 if TYPE_CHECKING:
+    from proxy_postrender.credentials import CredentialSecret
+    from proxy_postrender.profile import Profile
     from proxy_postrender.scope import ClusterNetwork, NoProxyConfig
 
 PROG = "proxy-postrender"
@@ -115,6 +117,12 @@ _CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
     metavar="NS",
     help="The namespace of documents without one (default: $ARGOCD_APP_NAMESPACE).",
 )
+@click.option(
+    "--forbid-plaintext-credentials",
+    "forbid_plaintext",
+    is_flag=True,
+    help="Fail when the output would hold a proxy password in clear (a CI gate).",
+)
 @click.option("--remove", is_flag=True, help="Strip everything this tool injected earlier.")
 @click.option(
     "--diff",
@@ -145,6 +153,7 @@ def command(
     no_proxy: str | None,
     on_conflict: str | None,
     namespace: str | None,
+    forbid_plaintext: bool,
     remove: bool,
     show_diff: bool,
     report: str | None,
@@ -166,6 +175,7 @@ def command(
             no_proxy,
             on_conflict,
             namespace or os.environ.get("ARGOCD_APP_NAMESPACE") or None,
+            forbid_plaintext,
             remove,
             show_diff,
             report,
@@ -195,6 +205,7 @@ def run(
     no_proxy: str | None,
     on_conflict: str | None,
     namespace: str | None,
+    forbid_plaintext: bool,
     remove: bool,
     show_diff: bool,
     report: str | None,
@@ -209,6 +220,8 @@ def run(
     path = profile_opt or profile_arg or os.environ.get(PROFILE_ENV) or None
     overrides = profile.Overrides(http_proxy, https_proxy, no_proxy, on_conflict, namespace)
 
+    profile_warnings: list[str] = []  # shown with --report
+
     def request_for(function_config: Mapping[str, Any] | None) -> Request:
         if function_config is not None:
             loaded = profile.from_object(
@@ -220,6 +233,7 @@ def run(
             loaded = profile.load(
                 path, profile_name=profile_name, overrides=overrides, redactor=reporter.redactor
             )
+        profile_warnings.extend(loaded.warnings)
         return Request(
             env=() if remove else tuple(loaded.env_vars()),
             on_conflict=loaded.on_conflict,
@@ -227,6 +241,8 @@ def run(
             credentials=loaded.has_credentials,
             no_proxy=loaded.no_proxy_config,
             workloads=loaded.workloads,
+            credential_secret=_credential_secret(loaded),
+            forbid_plaintext=forbid_plaintext or loaded.credentials.forbid_plaintext,
         )
 
     data = sys.stdin.buffer.read()
@@ -240,7 +256,8 @@ def run(
         if outcome.error is not None:
             raise outcome.error
         if report is not None and outcome.result is not None:
-            reporter.info(report_mod.render(outcome.result, removing=remove), report)
+            text = report_mod.render(outcome.result, removing=remove, warnings=profile_warnings)
+            reporter.info(text, report)
         return
     request = request_for(None)
     result = engine.process(text, request)
@@ -252,7 +269,18 @@ def run(
     sys.stdout.buffer.write(out)
     sys.stdout.buffer.flush()
     if report is not None:
-        reporter.info(report_mod.render(result, removing=remove), report)
+        reporter.info(report_mod.render(result, removing=remove, warnings=profile_warnings), report)
+
+
+def _credential_secret(loaded: Profile) -> CredentialSecret | None:
+    """The Secret of spec.credentials.createSecret, with the proxy URLs it serves."""
+    from proxy_postrender.credentials import CredentialSecret
+
+    if not loaded.credentials.create_secret or loaded.credentials.secret_ref is None:
+        return None
+    data = [("HTTP_PROXY", loaded.http_proxy), ("HTTPS_PROXY", loaded.https_proxy)]
+    pairs = tuple((key, url) for key, url in data if url)
+    return CredentialSecret(loaded.credentials.secret_ref, pairs)
 
 
 def _lines(text: str) -> list[str]:

@@ -11,6 +11,7 @@ gate fails a run whose output still holds a URL with a password.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -44,13 +45,27 @@ def touched_namespaces(result: Result, default: str | None) -> list[str | None]:
     return list(found)
 
 
-def secret_documents(result: Result, request: Request, before: str) -> list[str]:
-    """The Secrets to emit (``spec.credentials.createSecret``), as new documents."""
+def secret_documents(
+    result: Result,
+    request: Request,
+    before: str,
+    existing: Callable[[str, set[str]], set[tuple[str | None, str]]],
+) -> list[str]:
+    """The Secrets to emit (``spec.credentials.createSecret``), as new documents;
+    ``existing`` finds the (namespace, name) of Secrets already in the stream."""
     secret = request.credential_secret
     if secret is None or not request.env:
         return []
+    namespaces = touched_namespaces(result, request.workloads.namespace)
+    clash = existing(before, {secret.name}) & {(ns, secret.name) for ns in namespaces}
+    if clash:
+        namespace, name = sorted(clash, key=str)[0]
+        raise InputError(
+            f"the stream already holds a Secret {namespace + '/' if namespace else ''}{name}; "
+            "drop spec.credentials.createSecret to use it, or name another secretRef"
+        )
     docs = []
-    for namespace in touched_namespaces(result, request.workloads.namespace):
+    for namespace in namespaces:
         metadata: dict[str, Any] = {"name": secret.name}
         if namespace:
             metadata["namespace"] = namespace
@@ -74,9 +89,8 @@ def check_plaintext(text: str) -> None:
         match = _PLAINTEXT.search(segment.text)
         if match is None:
             continue
-        line = segment.line + segment.text.count("\n", 0, match.start())
         raise InputError(
-            f"a proxy URL with a password in clear at line {line} "
-            "(--forbid-plaintext-credentials); use spec.credentials.secretRef",
+            "a URL with a password in clear (--forbid-plaintext-credentials); "
+            "use spec.credentials.secretRef",
             DocumentContext(index, segment.line, source=segment.helm_source()),
         )

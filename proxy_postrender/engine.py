@@ -155,7 +155,7 @@ def process(text: str, request: Request) -> Result:
             continue
         pieces.append(_process_segment(segment, result.documents, request, envs, result))
     pieces += _secrets(result, request, "".join(pieces))
-    pieces += credentials.secret_documents(result, request, "".join(pieces))
+    pieces += credentials.secret_documents(result, request, "".join(pieces), _existing_secrets)
     result.text = "".join(pieces)
     if request.forbid_plaintext:
         credentials.check_plaintext(result.text)

@@ -17,13 +17,14 @@ writes a literal ``${``.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from proxy_postrender import noproxy, presets, scope
 from proxy_postrender.errors import ProfileError
@@ -55,7 +56,9 @@ _SPEC_FIELDS = {
     "onConflict",
     "nodes",
     "workloads",
+    "credentials",
 }
+_CREDENTIAL_FIELDS = {"fromEnv", "secretRef", "createSecret", "forbidPlaintext"}
 _WORKLOAD_FIELDS = {
     "include",
     "exclude",
@@ -102,6 +105,8 @@ class Profile:
     https_proxy: str | None
     no_proxy_config: NoProxyConfig = field(default_factory=NoProxyConfig)
     workloads: WorkloadSettings = field(default_factory=WorkloadSettings)
+    credentials: Credentials = field(default_factory=lambda: Credentials())
+    warnings: tuple[str, ...] = ()
     on_conflict: str = "keep"
     nodes: NodeSettings | None = field(
         default_factory=lambda: NodeSettings(DEFAULT_CONTAINERD_DROPIN, DEFAULT_KUBELET_DROPIN)
@@ -133,6 +138,13 @@ def env_with(
     if entries:
         upper.append(("NO_PROXY", noproxy.join(item.entry for item in entries)))
     return upper + [(name.lower(), value) for name, value in upper]
+
+
+@dataclass(frozen=True)
+class Credentials:
+    secret_ref: str | None = None  # workloads read the proxy URLs from this Secret
+    create_secret: bool = False  # and the tool emits it in every namespace it touches
+    forbid_plaintext: bool = False
 
 
 @dataclass
@@ -277,7 +289,15 @@ def from_object(
     if overrides.on_conflict is not None:
         fields["onConflict"] = overrides.on_conflict
     name = str(metadata.get("name") or "unnamed")
-    return _build(name, fields, origin, redactor, overrides.namespace)
+    inline: set[str] = {
+        key
+        for key in ("httpProxy", "httpsProxy")
+        if isinstance(spec.get(key), str)
+        and "${" not in spec[key]
+        and key in fields
+        and fields[key] == spec[key]
+    }
+    return _build(name, fields, origin, redactor, overrides.namespace, environ, inline)
 
 
 def no_proxy_from_flags(no_proxy: str | None) -> NoProxyConfig:
@@ -575,16 +595,71 @@ def _node_settings(value: Any, where: str) -> NodeSettings | None:
     )
 
 
+def _credentials(
+    value: Any, where: str, environ: Mapping[str, str], redactor: Redactor
+) -> tuple[Credentials, str | None]:
+    """The credentials section, and the user-info that ``fromEnv`` builds (URL-encoded)."""
+    if value is None:
+        return Credentials(), None
+    if not isinstance(value, Mapping):
+        raise ProfileError(f"{where}: must be a mapping")
+    _check_keys(value, _CREDENTIAL_FIELDS, where)
+    info = None
+    from_env = value.get("fromEnv")
+    if from_env is not None:
+        if not isinstance(from_env, Mapping):
+            raise ProfileError(f"{where}.fromEnv: must be a mapping with user and password")
+        _check_keys(from_env, {"user", "password"}, f"{where}.fromEnv")
+        parts = []
+        for key in ("user", "password"):
+            variable = from_env.get(key)
+            if not isinstance(variable, str) or not _NAME_RE.match(variable):
+                raise ProfileError(f"{where}.fromEnv.{key}: must name an environment variable")
+            if variable not in environ:
+                raise ProfileError(
+                    f"{where}.fromEnv.{key}: environment variable {variable} is not set"
+                )
+            if key == "password":
+                redactor.add(environ[variable])
+            parts.append(quote(environ[variable], safe=""))
+        info = ":".join(parts)
+        redactor.add(info)
+    secret_ref = value.get("secretRef")
+    if secret_ref is not None and (
+        not isinstance(secret_ref, str) or not _DNS_NAME_RE.match(secret_ref)
+    ):
+        raise ProfileError(f"{where}.secretRef: must be the name of a Secret")
+    create = value.get("createSecret", False)
+    forbid = value.get("forbidPlaintext", False)
+    for key, flag in (("createSecret", create), ("forbidPlaintext", forbid)):
+        if not isinstance(flag, bool):
+            raise ProfileError(f"{where}.{key}: must be true or false")
+    if create and secret_ref is None:
+        raise ProfileError(f"{where}.createSecret: needs secretRef (the Secret's name)")
+    if create and forbid:
+        raise ProfileError(
+            f"{where}: createSecret writes the credentials into the output, which "
+            "forbidPlaintext forbids; create the Secret another way"
+        )
+    return Credentials(secret_ref, create, forbid), info
+
+
 def _build(
     name: str,
     fields: Mapping[str, Any],
     origin: str,
     redactor: Redactor | None,
     namespace: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    inline: set[str] | None = None,
 ) -> Profile:
     """Validate the fields; proxy URLs are registered with ``redactor`` before any check."""
     redactor = redactor or Redactor()
+    credentials, info = _credentials(
+        fields.get("credentials"), f"{origin}: spec.credentials", environ or {}, redactor
+    )
     proxies: dict[str, str | None] = {}
+    warnings: list[str] = []
     for key in ("httpProxy", "httpsProxy"):
         value = fields.get(key)
         if value is None:
@@ -593,6 +668,19 @@ def _build(
         if not isinstance(value, str):
             raise ProfileError(f"{origin}: spec.{key}: must be a string")
         redactor.add_url(value)
+        if info is not None:
+            if userinfo(value) is not None:
+                raise ProfileError(
+                    f"{origin}: spec.{key}: the URL has a user already; "
+                    "spec.credentials.fromEnv adds one"
+                )
+            scheme, _, rest = value.partition("://")
+            value = f"{scheme}://{info}@{rest}"
+        elif userinfo(value) and key in (inline or set()):
+            warnings.append(
+                f"spec.{key} holds its credentials inline in the profile; prefer ${{VAR}}, "
+                "spec.credentials.fromEnv or spec.credentials.secretRef"
+            )
         proxies[key] = validate_proxy_url(value, f"{origin}: spec.{key}")
     if not proxies["httpProxy"] and not proxies["httpsProxy"]:
         raise ProfileError(f"{origin}: spec.httpProxy or spec.httpsProxy is required")
@@ -601,14 +689,27 @@ def _build(
         raise ProfileError(
             f"{origin}: spec.onConflict: {on_conflict!r} is not one of {', '.join(ON_CONFLICT)}"
         )
+    nodes = _node_settings(fields.get("nodes"), f"{origin}: spec.nodes")
+    has_credentials = any(userinfo(url) for url in proxies.values() if url)
+    if credentials.secret_ref and has_credentials and nodes and nodes.credentials == "inline":
+        raise ProfileError(
+            f"{origin}: spec.credentials.secretRef keeps the password out of the workloads, but "
+            "Cluster API node bootstrap would write it inline: set spec.nodes.credentials: "
+            "secret (or spec.nodes.enabled: false)"
+        )
+    workloads = _workloads(fields.get("workloads"), f"{origin}: spec.workloads", namespace)
+    if credentials.secret_ref:
+        workloads = dataclasses.replace(workloads, secret_ref=credentials.secret_ref)
     return Profile(
         name=name,
         http_proxy=proxies["httpProxy"],
         https_proxy=proxies["httpsProxy"],
         no_proxy_config=_noproxy_config(fields, origin),
-        workloads=_workloads(fields.get("workloads"), f"{origin}: spec.workloads", namespace),
+        workloads=workloads,
+        credentials=credentials,
+        warnings=tuple(warnings),
         on_conflict=on_conflict,
-        nodes=_node_settings(fields.get("nodes"), f"{origin}: spec.nodes"),
+        nodes=nodes,
     )
 
 

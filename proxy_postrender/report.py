@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from proxy_postrender.engine import ObjectReport, Result
 
 
@@ -15,7 +17,7 @@ def _object_name(report: ObjectReport) -> str:
     return name
 
 
-def render(result: Result, *, removing: bool = False) -> str:
+def render(result: Result, *, removing: bool = False, warnings: Sequence[str] = ()) -> str:
     changed = result.changed
     unchanged = [o for o in result.objects if o.method == "unchanged"]
     lines = [
@@ -30,6 +32,7 @@ def render(result: Result, *, removing: bool = False) -> str:
         via = " via round-trip dump" if report.method == "roundtrip" else ""
         lines.append(f"  {status} {_object_name(report)}: {plan.summary()}{via}")
         lines += plan.describe()
+    lines += [f"  warning profile: {warning}" for warning in warnings]
     scopes: dict[str, list[str]] = {}  # the same warning once, with every scope it is about
     for scope, warnings in result.no_proxy_warnings.items():
         for warning in warnings:

@@ -219,3 +219,35 @@ def test_changed_profile_replaces_only_what_was_injected(text: str, new_proxy: s
     again = engine.process(out, changed).text
     # byte for byte the same as injecting the new profile into the original
     assert again == engine.process(text, changed).text
+
+
+PASSWORDS = st.text(
+    st.characters(min_codepoint=0x21, max_codepoint=0x7E, blacklist_characters="{}"),
+    min_size=6,
+    max_size=16,
+).filter(lambda p: p.strip() and len(set(p)) > 3)
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(streams(), PASSWORDS)
+def test_with_a_secret_reference_no_password_reaches_the_output(text: str, password: str) -> None:
+    from urllib.parse import quote
+
+    from proxy_postrender.selection import WorkloadSettings
+
+    url = f"http://build:{quote(password, safe='')}@proxy.corp.example:3128"
+    env = (("HTTP_PROXY", url), ("HTTPS_PROXY", url), ("NO_PROXY", ".svc"))
+    request = Request(
+        env=(*env, *((n.lower(), v) for n, v in env)),
+        nodes=kubeadm.NodeSettings(
+            "/etc/systemd/system/containerd.service.d/http-proxy.conf",
+            None,
+            credentials="secret",
+            create_secret=False,
+        ),
+        credentials=True,
+        workloads=WorkloadSettings(secret_ref="proxy-credentials"),
+    )
+    out = engine.process(text, request).text
+    for form in {password, quote(password, safe=""), quote(password, safe="").replace("%", "%%")}:
+        assert form not in out or form in text  # only where the input had it already

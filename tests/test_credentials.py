@@ -1,0 +1,90 @@
+"""Workload credentials: fromEnv, secretRef, createSecret, the plaintext gate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from proxy_postrender import profile, yamlio
+from proxy_postrender.errors import ProfileError
+from tests.helpers import GOLDEN, run_cli
+
+HEAD = (
+    "apiVersion: proxy-postrender.io/v1alpha1\nkind: ProxyProfile\nmetadata: {name: c}\n"
+    "spec:\n  httpProxy: http://proxy:3128\n  noProxyPresets: []\n"
+)
+POD = b"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a\n"
+
+
+def _write(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "p.yaml"
+    path.write_text(HEAD + body)
+    return path
+
+
+def test_from_env_builds_an_encoded_user_info(tmp_path: Path) -> None:
+    path = _write(tmp_path, "  credentials:\n    fromEnv: {user: PU, password: PP}\n")
+    loaded = profile.load(str(path), environ={"PU": "me@corp", "PP": "p:w/d%"})
+    assert loaded.http_proxy == "http://me%40corp:p%3Aw%2Fd%25@proxy:3128"
+    with pytest.raises(ProfileError, match="environment variable PP is not set"):
+        profile.load(str(path), environ={"PU": "x"})
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("  credentials:\n    createSecret: true\n", "createSecret: needs secretRef"),
+        (
+            "  credentials:\n    secretRef: s\n    createSecret: true\n    forbidPlaintext: true\n",
+            "forbidPlaintext forbids",
+        ),
+        ("  credentials:\n    secretRef: Not_A_Name\n", "must be the name of a Secret"),
+        ("  credentials:\n    fromEnv: {user: U}\n", "fromEnv.password: must name"),
+    ],
+)
+def test_bad_credentials_sections(tmp_path: Path, body: str, message: str) -> None:
+    with pytest.raises(ProfileError, match=r"spec\.credentials") as info:
+        profile.load(str(_write(tmp_path, body)), environ={"U": "u"})
+    assert message in str(info.value)
+
+
+def test_secret_ref_with_inline_node_credentials_is_refused(tmp_path: Path) -> None:
+    body = "  credentials:\n    secretRef: s\n"
+    path = tmp_path / "p.yaml"
+    path.write_text(HEAD.replace("http://proxy:3128", "http://u:pw@proxy:3128") + body)
+    with pytest.raises(ProfileError, match=r"spec\.nodes\.credentials: secret"):
+        profile.load(str(path), environ={})
+
+
+def test_inline_credentials_are_reported(tmp_path: Path) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text(HEAD.replace("http://proxy:3128", "http://u:pw@proxy:3128"))
+    proc = run_cli([str(path), "--report"], POD)
+    assert proc.returncode == 0
+    assert b"warning profile: spec.httpProxy holds its credentials inline" in proc.stderr
+    assert b"pw" not in proc.stderr
+    by_variable = tmp_path / "v.yaml"
+    by_variable.write_text(HEAD.replace("http://proxy:3128", "http://u:${PW}@proxy:3128"))
+    quiet = run_cli([str(by_variable), "--report"], POD, env={"PW": "pw"})
+    assert b"inline" not in quiet.stderr
+
+
+def test_create_secret_refuses_a_secret_already_in_the_stream() -> None:
+    case = GOLDEN / "cred-create-secret"
+    stream = case.joinpath("input.yaml").read_bytes() + (
+        b"---\napiVersion: v1\nkind: Secret\nmetadata: {name: proxy-credentials, namespace: shop}\n"
+    )
+    proc = run_cli(["profile.yaml"], stream, cwd=case)
+    assert proc.returncode == 1 and proc.stdout == b""
+    assert b"already holds a Secret shop/proxy-credentials" in proc.stderr
+
+
+def test_generated_secrets_follow_the_profile_and_go_with_remove() -> None:
+    case = GOLDEN / "cred-create-secret"
+    out = case.joinpath("expected.yaml").read_bytes()
+    removed = run_cli(["--remove"], out)
+    assert removed.returncode == 0, removed.stderr
+    assert removed.stdout == case.joinpath("input.yaml").read_bytes()
+    kinds = [d["kind"] for d in yamlio.load_data(out.decode())]
+    assert kinds.count("Secret") == 2  # shop and billing
