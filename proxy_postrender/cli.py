@@ -243,6 +243,7 @@ def run(
             workloads=loaded.workloads,
             credential_secret=_credential_secret(loaded),
             forbid_plaintext=forbid_plaintext or loaded.credentials.forbid_plaintext,
+            ca_pem=loaded.ca_pem,
         )
 
     data = sys.stdin.buffer.read()

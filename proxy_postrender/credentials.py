@@ -1,5 +1,5 @@
-"""Proxy credentials for workloads: the Secret the URLs are read from, and the
-plaintext gate.
+"""What workloads read besides their variables: the Secret of the proxy URLs, the
+ConfigMap of the proxy CA, and the plaintext gate.
 
 With ``spec.credentials.secretRef`` the workloads read HTTP_PROXY and
 HTTPS_PROXY (and the lower-case twins) from a Secret by ``secretKeyRef``;
@@ -17,12 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 from proxy_postrender import kubeadm, splice, stream
 from proxy_postrender.errors import DocumentContext, InputError
+from proxy_postrender.selection import CA_KEY
 
 if TYPE_CHECKING:
     from proxy_postrender.engine import Result
     from proxy_postrender.request import Request
 
 GENERATED_VALUE = "workload-credentials"
+CA_GENERATED_VALUE = "ca-bundle"
 # scheme://user:password@ — a URL that carries a password in clear
 _PLAINTEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:'\"]*:[^\s/?#@'\"]+@")
 
@@ -45,39 +47,61 @@ def touched_namespaces(result: Result, default: str | None) -> list[str | None]:
     return list(found)
 
 
+Existing = Callable[[str, set[str]], set[tuple[str | None, str]]]
+
+
 def secret_documents(
-    result: Result,
-    request: Request,
-    before: str,
-    existing: Callable[[str, set[str]], set[tuple[str | None, str]]],
+    result: Result, request: Request, before: str, existing: Existing
 ) -> list[str]:
     """The Secrets to emit (``spec.credentials.createSecret``), as new documents;
     ``existing`` finds the (namespace, name) of Secrets already in the stream."""
     secret = request.credential_secret
     if secret is None or not request.env:
         return []
+    body = {"type": "Opaque", "stringData": dict(secret.data)}
+    hint = "drop spec.credentials.createSecret to use it, or name another secretRef"
+    return _per_namespace(result, request, before, existing, ("Secret", secret.name), body, hint)
+
+
+def ca_documents(result: Result, request: Request, before: str, existing: Existing) -> list[str]:
+    """The ConfigMaps with the proxy CA that the workloads mount, as new documents."""
+    ca, pem = request.workloads.ca, request.ca_pem
+    if ca is None or pem is None or not request.env:
+        return []
+    body = {"data": {CA_KEY: pem}}
+    hint = "set spec.caBundle.configMapName to another name"
+    return _per_namespace(
+        result, request, before, existing, ("ConfigMap", ca.config_map), body, hint
+    )
+
+
+def _per_namespace(
+    result: Result,
+    request: Request,
+    before: str,
+    existing: Existing,
+    kind_name: tuple[str, str],
+    body: dict[str, Any],
+    hint: str,
+) -> list[str]:
+    kind, name = kind_name
     namespaces = touched_namespaces(result, request.workloads.namespace)
-    clash = existing(before, {secret.name}) & {(ns, secret.name) for ns in namespaces}
+    clash = existing(before, {name}) & {(ns, name) for ns in namespaces}
     if clash:
-        namespace, name = sorted(clash, key=str)[0]
+        namespace = sorted(clash, key=str)[0][0]
         raise InputError(
-            f"the stream already holds a Secret {namespace + '/' if namespace else ''}{name}; "
-            "drop spec.credentials.createSecret to use it, or name another secretRef"
+            f"the stream already holds a {kind} {namespace + '/' if namespace else ''}{name}; "
+            + hint
         )
+    made_by = GENERATED_VALUE if kind == "Secret" else CA_GENERATED_VALUE
     docs = []
     for namespace in namespaces:
-        metadata: dict[str, Any] = {"name": secret.name}
+        metadata: dict[str, Any] = {"name": name}
         if namespace:
             metadata["namespace"] = namespace
-        metadata["annotations"] = {kubeadm.GENERATED: GENERATED_VALUE}
-        body = {
-            "apiVersion": "v1",
-            "kind": "Secret",
-            "metadata": metadata,
-            "type": "Opaque",
-            "stringData": dict(secret.data),
-        }
-        docs.append("---\n" + "\n".join(splice.block_lines(body)) + "\n")
+        metadata["annotations"] = {kubeadm.GENERATED: made_by}
+        document = {"apiVersion": "v1", "kind": kind, "metadata": metadata, **body}
+        docs.append("---\n" + "\n".join(splice.block_lines(document)) + "\n")
     if docs and before and not before.endswith("\n"):
         docs[0] = "\n" + docs[0]
     return docs

@@ -145,8 +145,7 @@ def process(text: str, request: Request) -> Result:
         if content and kubeadm.GENERATED in segment.text:
             made_by = _generated_secret(segment)
             if (made_by == "node-bootstrap" and (request.nodes is not None or not request.env)) or (
-                made_by == credentials.GENERATED_VALUE
-                and (request.credential_secret is not None or not request.env)
+                made_by in (credentials.GENERATED_VALUE, credentials.CA_GENERATED_VALUE)
             ):
                 continue  # emitted by an earlier run: made anew below
         if not content or not _needs_parse(segment):
@@ -156,6 +155,7 @@ def process(text: str, request: Request) -> Result:
         pieces.append(_process_segment(segment, result.documents, request, envs, result))
     pieces += _secrets(result, request, "".join(pieces))
     pieces += credentials.secret_documents(result, request, "".join(pieces), _existing_secrets)
+    pieces += credentials.ca_documents(result, request, "".join(pieces), _existing_config_maps)
     result.text = "".join(pieces)
     if request.forbid_plaintext:
         credentials.check_plaintext(result.text)
@@ -173,7 +173,7 @@ def _generated_secret(segment: stream.Segment) -> str | None:
 
 
 def _generated_by(doc: Any) -> str | None:
-    if not isinstance(doc, Mapping) or doc.get("kind") != "Secret":
+    if not isinstance(doc, Mapping) or doc.get("kind") not in ("Secret", "ConfigMap"):
         return None
     metadata = doc.get("metadata")
     annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
@@ -183,9 +183,18 @@ def _generated_by(doc: Any) -> str | None:
 
 def _existing_secrets(text: str, names: set[str]) -> set[tuple[str | None, str]]:
     """(namespace, name) of the Secrets in ``text`` that carry one of ``names``."""
+    return _existing(text, names, "Secret")
+
+
+def _existing_config_maps(text: str, names: set[str]) -> set[tuple[str | None, str]]:
+    return _existing(text, names, "ConfigMap")
+
+
+def _existing(text: str, names: set[str], kind: str) -> set[tuple[str | None, str]]:
+    """(namespace, name) of the objects of ``kind`` in ``text`` that carry one of ``names``."""
     found: set[tuple[str | None, str]] = set()
     for segment in stream.split(text):
-        if segment.sniff_kind() not in (None, "Secret", "List"):
+        if segment.sniff_kind() not in (None, kind, "List"):
             continue
         if not any(name in segment.text for name in names):
             continue
@@ -196,7 +205,7 @@ def _existing_secrets(text: str, names: set[str]) -> set[tuple[str | None, str]]
         for doc in docs:
             for _, obj in targets.walk_objects(doc):
                 metadata = obj.get("metadata")
-                if obj.get("kind") == "Secret" and isinstance(metadata, Mapping):
+                if obj.get("kind") == kind and isinstance(metadata, Mapping):
                     namespace = metadata.get("namespace")
                     found.add((str(namespace) if namespace else None, str(metadata.get("name"))))
     return found

@@ -34,6 +34,19 @@ DEFAULT_ENV_FILE = "/etc/proxy-postrender/proxy.env"
 SECRET_KEYS = {"containerd": "containerd-http-proxy.conf", "kubelet": "kubelet-http-proxy.conf"}
 ENV_KEY = "proxy.env"
 GENERATED = "proxy-postrender.io/generated"  # marks the Secrets the tool emits
+CA_FILE = "/etc/proxy-postrender/proxy-ca.crt"
+# Add the CA to the system trust with whichever tool the distribution has
+# (RHEL family, Debian/Ubuntu, Flatcar); a node without one is left as it is.
+_ANCHORS = "/etc/pki/ca-trust/source/anchors/proxy-postrender-ca.crt"
+_LOCAL_CERTS = "/usr/local/share/ca-certificates/proxy-postrender-ca.crt"
+TRUST_CA = (
+    "if command -v update-ca-trust >/dev/null 2>&1; then "
+    f"cp {CA_FILE} {_ANCHORS} && update-ca-trust extract; "
+    "elif [ -d /usr/local/share/ca-certificates ]; then "
+    f"cp {CA_FILE} {_LOCAL_CERTS} && update-ca-certificates; "
+    "elif command -v update-ca-certificates >/dev/null 2>&1; then "
+    f"cp {CA_FILE} /etc/ssl/certs/proxy-postrender-ca.pem && update-ca-certificates; fi"
+)
 
 
 @dataclass(frozen=True)
@@ -47,6 +60,7 @@ class NodeSettings:
     windows: str = "configure"  # or "skip": leave Windows node templates alone
     # "dropins": values in each drop-in; "envfile": one env file, drop-ins point at it
     layout: str = "dropins"
+    ca_bundle: str | None = None  # PEM of a TLS-intercepting proxy's CA, for the node's trust
 
 
 @dataclass(frozen=True)
@@ -132,7 +146,7 @@ def is_tool_command(command: Any) -> bool:
     if not isinstance(command, str):
         return False
     return (
-        command in ("systemctl daemon-reload", RESTART_CONTAINERD)
+        command in ("systemctl daemon-reload", RESTART_CONTAINERD, TRUST_CA)
         or any(command.startswith(f"export {name}=") for name in _PROXY_NAMES)
         or (command.startswith("set -a && . ") and command.endswith(" && set +a"))
         or command.startswith(_POWERSHELL_PREFIX)
@@ -177,23 +191,27 @@ def desired_files(
         ref = {"secret": {"name": secret.name, "key": key}}
         return {"path": path, "owner": "root:root", "permissions": "0600", "contentFrom": ref}
 
+    ca = [entry(CA_FILE, settings.ca_bundle, "0644")] if settings.ca_bundle else []
     if settings.layout == "envfile":
         # the drop-ins carry no value: systemd reads the one env file
         dropins = [entry(p, render.dropin_envfile(settings.env_file), "0640") for _, p in paths]
         if secret is not None:
-            return [*dropins, from_secret(settings.env_file, ENV_KEY)]
-        return [*dropins, entry(settings.env_file, render.env_file(env), "0600")]
+            return [*dropins, from_secret(settings.env_file, ENV_KEY), *ca]
+        return [*dropins, entry(settings.env_file, render.env_file(env), "0600"), *ca]
     if secret is not None:
         files = [from_secret(path, SECRET_KEYS[unit]) for unit, path in paths]
-        return [*files, from_secret(settings.env_file, ENV_KEY)]
-    return [entry(path, render.dropin(env)) for _, path in paths]
+        return [*files, from_secret(settings.env_file, ENV_KEY), *ca]
+    return [*(entry(path, render.dropin(env)) for _, path in paths), *ca]
 
 
 def desired_commands(
     env: Sequence[tuple[str, str]], settings: NodeSettings, secret: SecretRef | None = None
 ) -> list[str]:
-    """daemon-reload, a containerd restart that waits for its socket, then the variables."""
+    """The proxy CA into the system trust (when given), daemon-reload, a containerd restart
+    that waits for its socket, then the variables."""
     head = ["systemctl daemon-reload", RESTART_CONTAINERD]
+    if settings.ca_bundle:
+        head.insert(0, TRUST_CA)
     if secret is not None or settings.layout == "envfile":
         return [*head, f"set -a && . {settings.env_file} && set +a"]
     return [*head, *(render.shell_export(name, value) for name, value in env)]

@@ -33,6 +33,7 @@ from proxy_postrender.redact import Redactor, redact_url, userinfo
 from proxy_postrender.scope import ClusterNetwork, NoProxyConfig
 from proxy_postrender.selection import (
     OPERATORS,
+    CaMount,
     Criteria,
     LabelSelector,
     Requirement,
@@ -57,7 +58,10 @@ _SPEC_FIELDS = {
     "nodes",
     "workloads",
     "credentials",
+    "caBundle",
 }
+_CA_FIELDS = {"file", "pem", "workloads", "nodes", "configMapName", "mountPath", "env"}
+_CA_ENV_DEFAULT = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS")
 _CREDENTIAL_FIELDS = {"fromEnv", "secretRef", "createSecret", "forbidPlaintext"}
 _WORKLOAD_FIELDS = {
     "include",
@@ -106,6 +110,7 @@ class Profile:
     no_proxy_config: NoProxyConfig = field(default_factory=NoProxyConfig)
     workloads: WorkloadSettings = field(default_factory=WorkloadSettings)
     credentials: Credentials = field(default_factory=lambda: Credentials())
+    ca_pem: str | None = None  # set when the workloads mount the proxy CA
     warnings: tuple[str, ...] = ()
     on_conflict: str = "keep"
     nodes: NodeSettings | None = field(
@@ -256,8 +261,10 @@ def from_object(
     environ: Mapping[str, str],
     overrides: Overrides | None = None,
     redactor: Redactor | None = None,
+    base: Path | None = None,
 ) -> Profile:
-    """Build a Profile from a parsed ProxyProfile object (plus flag overrides)."""
+    """Build a Profile from a parsed ProxyProfile object (plus flag overrides);
+    relative file names in it (spec.caBundle.file) are read from ``base``."""
     overrides = overrides or Overrides()
     if not isinstance(obj, Mapping):
         raise ProfileError(f"{origin}: a ProxyProfile must be a mapping")
@@ -297,7 +304,7 @@ def from_object(
         and key in fields
         and fields[key] == spec[key]
     }
-    return _build(name, fields, origin, redactor, overrides.namespace, environ, inline)
+    return _build(name, fields, origin, redactor, overrides.namespace, environ, inline, base)
 
 
 def no_proxy_from_flags(no_proxy: str | None) -> NoProxyConfig:
@@ -644,6 +651,60 @@ def _credentials(
     return Credentials(secret_ref, create, forbid), info
 
 
+_PEM_RE = re.compile(r"-----BEGIN CERTIFICATE-----\n[A-Za-z0-9+/=\n]+-----END CERTIFICATE-----\n?")
+
+
+def _ca_bundle(
+    value: Any, where: str, base: Path | None
+) -> tuple[str | None, bool, bool, dict[str, Any]]:
+    """(PEM, for workloads, for nodes, workload options) of spec.caBundle."""
+    if value is None:
+        return None, False, False, {}
+    if not isinstance(value, Mapping):
+        raise ProfileError(f"{where}: must be a mapping")
+    _check_keys(value, _CA_FIELDS, where)
+    if ("file" in value) == ("pem" in value):
+        raise ProfileError(f"{where}: give the CA as file or as pem (one of them)")
+    if "file" in value:
+        if not isinstance(value["file"], str):
+            raise ProfileError(f"{where}.file: must be a path")
+        path = Path(value["file"]).expanduser()
+        if not path.is_absolute() and base is not None:
+            path = base / path
+        try:
+            pem = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = getattr(exc, "strerror", None) or "not UTF-8 text"
+            raise ProfileError(f"{where}.file: cannot read {path}: {reason}") from None
+    else:
+        pem = value["pem"]
+        if not isinstance(pem, str):
+            raise ProfileError(f"{where}.pem: must be PEM text")
+    pem = pem.replace("\r\n", "\n").strip() + "\n"
+    blocks = _PEM_RE.findall(pem)
+    if not blocks or "".join(blocks).replace("\n", "") != pem.replace("\n", ""):
+        raise ProfileError(f"{where}: not one or more PEM certificates (BEGIN/END CERTIFICATE)")
+    workloads = _bool(value.get("workloads"), False, f"{where}.workloads")
+    nodes = _bool(value.get("nodes"), True, f"{where}.nodes")
+    options = {
+        "configMapName": value.get("configMapName", "proxy-ca-bundle"),
+        "mountPath": value.get("mountPath", "/etc/proxy-postrender/ca"),
+        "env": value.get("env", list(_CA_ENV_DEFAULT)),
+    }
+    name = options["configMapName"]
+    if not isinstance(name, str) or not _DNS_NAME_RE.match(name):
+        raise ProfileError(f"{where}.configMapName: must be a ConfigMap name")
+    mount = options["mountPath"]
+    if not isinstance(mount, str) or not _PATH_RE.match(mount):
+        raise ProfileError(f"{where}.mountPath: must be an absolute path of plain characters")
+    names = options["env"]
+    if not isinstance(names, list) or not all(
+        isinstance(n, str) and _ENV_NAME_RE.match(n) for n in names
+    ):
+        raise ProfileError(f"{where}.env: must be a list of environment variable names")
+    return pem, workloads, nodes, options
+
+
 def _build(
     name: str,
     fields: Mapping[str, Any],
@@ -652,6 +713,7 @@ def _build(
     namespace: str | None = None,
     environ: Mapping[str, str] | None = None,
     inline: set[str] | None = None,
+    base: Path | None = None,
 ) -> Profile:
     """Validate the fields; proxy URLs are registered with ``redactor`` before any check."""
     redactor = redactor or Redactor()
@@ -700,6 +762,17 @@ def _build(
     workloads = _workloads(fields.get("workloads"), f"{origin}: spec.workloads", namespace)
     if credentials.secret_ref:
         workloads = dataclasses.replace(workloads, secret_ref=credentials.secret_ref)
+    pem, ca_workloads, ca_nodes, ca = _ca_bundle(
+        fields.get("caBundle"), f"{origin}: spec.caBundle", base
+    )
+    if pem is not None and ca_workloads:
+        mount = CaMount(ca["configMapName"], ca["mountPath"])
+        extra = tuple((n, mount.file) for n in ca["env"])
+        workloads = dataclasses.replace(
+            workloads, ca=mount, extra_env=(*workloads.extra_env, *extra)
+        )
+    if pem is not None and ca_nodes and nodes is not None:
+        nodes = dataclasses.replace(nodes, ca_bundle=pem)
     return Profile(
         name=name,
         http_proxy=proxies["httpProxy"],
@@ -707,6 +780,7 @@ def _build(
         no_proxy_config=_noproxy_config(fields, origin),
         workloads=workloads,
         credentials=credentials,
+        ca_pem=pem if ca_workloads else None,
         warnings=tuple(warnings),
         on_conflict=on_conflict,
         nodes=nodes,
@@ -778,4 +852,4 @@ def load(
         obj = profiles[0]
     name = (obj.get("metadata") or {}).get("name")
     origin = f"profile {path}" + (f" ({name})" if name else "")
-    return from_object(obj, origin, environ, overrides, redactor)
+    return from_object(obj, origin, environ, overrides, redactor, base=Path(path).parent)

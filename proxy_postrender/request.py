@@ -21,3 +21,4 @@ class Request:
     workloads: WorkloadSettings = field(default_factory=WorkloadSettings)
     credential_secret: CredentialSecret | None = None  # emit it per namespace touched
     forbid_plaintext: bool = False  # fail when the output holds a password in clear
+    ca_pem: str | None = None  # the proxy CA the workloads' ConfigMaps carry

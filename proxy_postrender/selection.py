@@ -23,6 +23,26 @@ INJECT_ANNOTATION = "proxy-postrender.io/inject"
 CONTAINERS_ANNOTATION = "proxy-postrender.io/containers"
 OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 SECRET_KEYS = ("HTTP_PROXY", "HTTPS_PROXY")  # the keys of a credentials Secret
+CA_VOLUME = "proxy-postrender-ca"  # the volume and mount name the tool owns
+CA_KEY = "ca.crt"
+
+
+@dataclass(frozen=True)
+class CaMount:
+    """The proxy CA for workloads: a ConfigMap mounted read-only into chosen containers."""
+
+    config_map: str
+    mount_path: str
+
+    @property
+    def file(self) -> str:
+        return f"{self.mount_path.rstrip('/')}/{CA_KEY}"
+
+    def volume(self) -> dict[str, Any]:
+        return {"name": CA_VOLUME, "configMap": {"name": self.config_map}}
+
+    def mount(self) -> dict[str, Any]:
+        return {"name": CA_VOLUME, "mountPath": self.mount_path, "readOnly": True}
 
 
 @dataclass(frozen=True)
@@ -94,6 +114,7 @@ class WorkloadSettings:
     extra_env: tuple[tuple[str, str], ...] = ()
     # the proxy URLs come from this Secret (keys HTTP_PROXY, HTTPS_PROXY), not literals
     secret_ref: str | None = None
+    ca: CaMount | None = None  # mount the proxy CA into the chosen containers
 
     def wanted(self, env: Sequence[tuple[str, str]]) -> tuple[tuple[str, Any], ...]:
         """The variables a selected container gets, from the proxy variables ``env``."""

@@ -150,6 +150,7 @@ def plan(obj: Mapping[str, Any], base: Path, request: Request) -> ObjectPlan | N
         if wanted
         else None
     )
+    mounted: set[tuple[str | int, ...]] = set()  # pod specs with a container that gets the CA
     for spec_path, where, (list_key, index, container) in found:
         name = container["name"]
         chosen = wanted
@@ -158,6 +159,12 @@ def plan(obj: Mapping[str, Any], base: Path, request: Request) -> ObjectPlan | N
             or (named is not None and name not in named)
         ):
             chosen = ()
+        container_path = (*base, *spec_path, list_key, index)
+        ca = settings.ca if chosen else None
+        mount = ca.mount() if ca else None
+        result.ops.extend(_owned_entry(container, container_path, "volumeMounts", mount))
+        if ca is not None:
+            mounted.add(spec_path)
         owned = _plan_container(
             container,
             (*base, *spec_path, list_key, index),
@@ -170,11 +177,36 @@ def plan(obj: Mapping[str, Any], base: Path, request: Request) -> ObjectPlan | N
         if owned:
             record[name] = owned
         result.containers += 1
+    for spec_path in paths:
+        pod_spec = _pod_spec(obj, spec_path)
+        if isinstance(pod_spec, Mapping):
+            volume = settings.ca.volume() if settings.ca and spec_path in mounted else None
+            result.ops.extend(_owned_entry(pod_spec, (*base, *spec_path), "volumes", volume))
     if not result.containers:
         result.skipped = "no containers in its pod template"
     entries = [f"{name}={','.join(names)}" for name, names in record.items()]
     result.ops.extend(recorded.ops(obj, base, entries))
     return result
+
+
+def _owned_entry(
+    parent: Mapping[str, Any], path: Path, key: str, wanted: dict[str, Any] | None
+) -> list[Op]:
+    """Keep the one entry named ``selection.CA_VOLUME`` in ``parent[key]`` as ``wanted``
+    (None: take it out); the name is the tool's, so no record is needed."""
+    items = parent.get(key)
+    if items is not None and not isinstance(items, list):
+        raise InputError(f"{key} is not a list")
+    ours = [
+        i
+        for i, item in enumerate(items or [])
+        if isinstance(item, Mapping) and item.get("name") == selection.CA_VOLUME
+    ]
+    if wanted is not None and len(ours) == 1 and dict((items or [])[ours[0]]) == wanted:
+        return []
+    if wanted is None and not ours:
+        return []
+    return update_list(parent, path, key, set(ours), [wanted] if wanted else [])
 
 
 Value = str | Mapping[str, Any]  # a literal value, or a valueFrom source

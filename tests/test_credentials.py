@@ -88,3 +88,32 @@ def test_generated_secrets_follow_the_profile_and_go_with_remove() -> None:
     assert removed.stdout == case.joinpath("input.yaml").read_bytes()
     kinds = [d["kind"] for d in yamlio.load_data(out.decode())]
     assert kinds.count("Secret") == 2  # shop and billing
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("  caBundle: {pem: 'not a certificate'}\n", "not one or more PEM certificates"),
+        ("  caBundle: {file: missing.pem}\n", "cannot read"),
+        ("  caBundle: {}\n", "give the CA as file or as pem"),
+        ("  caBundle: {pem: x, file: y}\n", "give the CA as file or as pem"),
+        ("  caBundle: {file: ca.pem, mountPath: relative}\n", "mountPath: must be an absolute"),
+        ("  caBundle: {file: ca.pem, env: ['A B']}\n", "env: must be a list"),
+    ],
+)
+def test_bad_ca_bundles(tmp_path: Path, body: str, message: str) -> None:
+    pem = (GOLDEN / "ca-workloads" / "corp-ca.pem").read_text()
+    (tmp_path / "ca.pem").write_text(pem)
+    with pytest.raises(ProfileError, match=r"spec\.caBundle") as info:
+        profile.load(str(_write(tmp_path, body)), environ={})
+    assert message in str(info.value)
+
+
+def test_a_ca_for_nodes_only_adds_nothing_to_workloads(tmp_path: Path) -> None:
+    (tmp_path / "ca.pem").write_text((GOLDEN / "ca-workloads" / "corp-ca.pem").read_text())
+    path = _write(tmp_path, "  caBundle: {file: ca.pem}\n")
+    proc = run_cli([str(path)], POD)
+    assert proc.returncode == 0, proc.stderr
+    assert b"volumeMounts" not in proc.stdout and b"ConfigMap" not in proc.stdout
+    loaded = profile.load(str(path), environ={})
+    assert loaded.nodes is not None and loaded.nodes.ca_bundle is not None
