@@ -244,6 +244,8 @@ def run(
             credential_secret=_credential_secret(loaded),
             forbid_plaintext=forbid_plaintext or loaded.credentials.forbid_plaintext,
             ca_pem=loaded.ca_pem,
+            custom=loaded.custom,
+            setter_ca=loaded.setter_ca,
         )
 
     data = sys.stdin.buffer.read()

@@ -16,6 +16,7 @@ from typing import Any
 from proxy_postrender import (
     clusterclass,
     credentials,
+    custom,
     discovery,
     kubeadm,
     splice,
@@ -35,7 +36,7 @@ HELM4_FILENAME = "postrenderer.helm.sh/postrender-filename"
 @dataclass
 class ObjectReport:
     context: DocumentContext
-    plan: workloads.ObjectPlan | kubeadm.NodePlan
+    plan: workloads.ObjectPlan | kubeadm.NodePlan | custom.FieldPlan
     method: str  # "unchanged" | "splice" | "roundtrip"
 
 
@@ -71,11 +72,15 @@ def _context(segment: stream.Segment, index: int, obj: Any) -> DocumentContext:
 
 def _plan(
     obj: Mapping[str, Any], base: Path, request: Request, envs: Environments
-) -> workloads.ObjectPlan | kubeadm.NodePlan | None:
+) -> workloads.ObjectPlan | kubeadm.NodePlan | custom.FieldPlan | None:
     """The plan of whichever planner owns the object's kind (None: not a target)."""
     plan = workloads.plan(obj, base, request)
     if plan is not None:
         return plan
+    setters = request.custom.setter_paths(obj)
+    if setters:
+        available = custom.values(request.env, request.setter_ca)
+        return custom.plan_fields(obj, base, setters, available, request.on_conflict)
     if request.nodes is None and request.env:
         return None  # node bootstrap is off; removal (no env) still strips earlier injections
     if targets.kubeadm_spec_path(obj) is None and not targets.is_clusterclass(obj):
@@ -126,9 +131,9 @@ def discover_clusters(segments: list[stream.Segment]) -> discovery.ClusterIndex:
     return discovery.discover(objects)
 
 
-def _needs_parse(segment: stream.Segment) -> bool:
+def _needs_parse(segment: stream.Segment, request: Request) -> bool:
     kind = segment.sniff_kind()
-    return kind is None or kind in targets.CANDIDATE_KINDS
+    return kind is None or kind in targets.CANDIDATE_KINDS or kind in request.custom.kinds
 
 
 def process(text: str, request: Request) -> Result:
@@ -148,7 +153,7 @@ def process(text: str, request: Request) -> Result:
                 made_by in (credentials.GENERATED_VALUE, credentials.CA_GENERATED_VALUE)
             ):
                 continue  # emitted by an earlier run: made anew below
-        if not content or not _needs_parse(segment):
+        if not content or not _needs_parse(segment, request):
             result.passed_through += counted
             pieces.append(segment.text)
             continue

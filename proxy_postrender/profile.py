@@ -26,7 +26,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from proxy_postrender import noproxy, presets, scope
+from proxy_postrender import custom as custom_mod
+from proxy_postrender import noproxy, presets, scope, targets
+from proxy_postrender.custom import PRESETS as CUSTOM_PRESETS
+from proxy_postrender.custom import CustomTargets
 from proxy_postrender.errors import ProfileError
 from proxy_postrender.kubeadm import DEFAULT_ENV_FILE, NodeSettings
 from proxy_postrender.redact import Redactor, redact_url, userinfo
@@ -59,6 +62,7 @@ _SPEC_FIELDS = {
     "workloads",
     "credentials",
     "caBundle",
+    "targets",
 }
 _CA_FIELDS = {"file", "pem", "workloads", "nodes", "configMapName", "mountPath", "env"}
 _CA_ENV_DEFAULT = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS")
@@ -111,6 +115,8 @@ class Profile:
     workloads: WorkloadSettings = field(default_factory=WorkloadSettings)
     credentials: Credentials = field(default_factory=lambda: Credentials())
     ca_pem: str | None = None  # set when the workloads mount the proxy CA
+    setter_ca: str | None = None  # the proxy CA, for field setters (caBundle)
+    custom: CustomTargets = field(default_factory=CustomTargets)
     warnings: tuple[str, ...] = ()
     on_conflict: str = "keep"
     nodes: NodeSettings | None = field(
@@ -705,6 +711,54 @@ def _ca_bundle(
     return pem, workloads, nodes, options
 
 
+def _targets(value: Any, where: str) -> CustomTargets:
+    if value is None:
+        return CustomTargets()
+    if not isinstance(value, list):
+        raise ProfileError(f"{where}: must be a list")
+    pod_specs: dict[tuple[str, str], tuple[tuple[str | int, ...], ...]] = {}
+    setters: dict[tuple[str, str], tuple[tuple[tuple[str | int, ...], str], ...]] = {}
+    for index, entry in enumerate(value):
+        here = f"{where}[{index}]"
+        if not isinstance(entry, Mapping):
+            raise ProfileError(f"{here}: must be a mapping")
+        if "preset" in entry:
+            _check_keys(entry, {"preset"}, here)
+            if entry["preset"] not in CUSTOM_PRESETS:
+                raise ProfileError(
+                    f"{here}.preset: {entry['preset']!r} is not one of {', '.join(CUSTOM_PRESETS)}"
+                )
+            entry = CUSTOM_PRESETS[entry["preset"]]
+        _check_keys(entry, {"apiVersion", "kind", "podTemplate", "set"}, here)
+        api_version, kind = entry.get("apiVersion"), entry.get("kind")
+        if not isinstance(api_version, str) or not isinstance(kind, str) or not kind:
+            raise ProfileError(f"{here}: needs apiVersion and kind")
+        key = (targets.api_group(api_version), kind)
+        if key in targets.POD_SPECS or key in targets.KUBEADM_SPECS:
+            raise ProfileError(f"{here}: {kind} is a built-in target")
+        if ("podTemplate" in entry) == ("set" in entry):
+            raise ProfileError(f"{here}: give podTemplate or set (one of them)")
+        try:
+            if "podTemplate" in entry:
+                path = custom_mod.parse_path(str(entry["podTemplate"]))
+                pod_specs[key] = (*pod_specs.get(key, ()), (*path, "spec"))
+                continue
+            fields_to_set = entry["set"]
+            if not isinstance(fields_to_set, Mapping) or not fields_to_set:
+                raise ProfileError(f"{here}.set: must map JSONPaths to profile values")
+            pairs = []
+            for path_text, source in fields_to_set.items():
+                if source not in custom_mod.VALUES:
+                    raise ProfileError(
+                        f"{here}.set: {source!r} is not one of {', '.join(custom_mod.VALUES)}"
+                    )
+                pairs.append((custom_mod.parse_path(str(path_text)), str(source)))
+            setters[key] = (*setters.get(key, ()), *pairs)
+        except custom_mod.PathError as exc:
+            raise ProfileError(f"{here}: {exc}") from None
+    return CustomTargets(pod_specs, setters)
+
+
 def _build(
     name: str,
     fields: Mapping[str, Any],
@@ -781,6 +835,8 @@ def _build(
         workloads=workloads,
         credentials=credentials,
         ca_pem=pem if ca_workloads else None,
+        setter_ca=pem,
+        custom=_targets(fields.get("targets"), f"{origin}: spec.targets"),
         warnings=tuple(warnings),
         on_conflict=on_conflict,
         nodes=nodes,

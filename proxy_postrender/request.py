@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from proxy_postrender.credentials import CredentialSecret
+from proxy_postrender.custom import CustomTargets
 from proxy_postrender.kubeadm import NodeSettings
 from proxy_postrender.scope import NoProxyConfig
 from proxy_postrender.selection import WorkloadSettings
@@ -22,3 +23,5 @@ class Request:
     credential_secret: CredentialSecret | None = None  # emit it per namespace touched
     forbid_plaintext: bool = False  # fail when the output holds a password in clear
     ca_pem: str | None = None  # the proxy CA the workloads' ConfigMaps carry
+    custom: CustomTargets = field(default_factory=CustomTargets)
+    setter_ca: str | None = None  # the proxy CA for field setters (caBundle values)

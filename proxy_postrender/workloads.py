@@ -122,7 +122,7 @@ def _pod_spec(obj: Mapping[str, Any], spec_path: Path) -> Any:
 
 def plan(obj: Mapping[str, Any], base: Path, request: Request) -> ObjectPlan | None:
     """Operations (paths from the document root) for one object; None if not a workload."""
-    paths = targets.pod_spec_paths(obj)
+    paths = targets.pod_spec_paths(obj) or request.custom.pod_spec_paths(obj)
     if not paths:
         return None
     result = ObjectPlan()

@@ -27,6 +27,7 @@ class Case:
     exit: int
     stderr: str | None
     remove_restores: str
+    remove_args: tuple[str, ...] = ()  # kinds only a profile names need it to be removed
 
     @property
     def input(self) -> bytes:
@@ -53,6 +54,7 @@ def load_cases() -> list[Case]:
                 exit=int(meta.get("exit", 0)),
                 stderr=meta.get("stderr"),
                 remove_restores=str(meta.get("removeRestores", "bytes")),
+                remove_args=tuple(str(a) for a in meta.get("removeArgs", [])),
             )
         )
     return cases

@@ -48,8 +48,9 @@ def _strip_empty(value: object) -> object:
     "case", [c for c in OK if c.remove_restores != "none"], ids=lambda c: c.name
 )
 def test_remove_gives_back_the_input(case: Case) -> None:
-    removed_output = run_cli(["--remove"], case.expected_path.read_bytes()).stdout
-    removed_input = run_cli(["--remove"], case.input).stdout
+    args = ["--remove", *case.remove_args]
+    removed_output = run_cli(args, case.expected_path.read_bytes(), cwd=case.path).stdout
+    removed_input = run_cli(args, case.input, cwd=case.path).stdout
     if case.remove_restores == "bytes":
         assert removed_output == removed_input
     else:

@@ -129,3 +129,61 @@ def test_bad_workloads_sections_are_named(tmp_path: Path, body: str, message: st
     with pytest.raises(ProfileError, match=r"spec\.workloads") as info:
         profile.load(str(path), environ={})
     assert message in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("$.spec.template", ("spec", "template")),
+        ("spec.workers[1].template", ("spec", "workers", 1, "template")),
+    ],
+)
+def test_jsonpaths_name_one_place(path: str, expected: tuple[str | int, ...]) -> None:
+    from proxy_postrender.custom import parse_path
+
+    assert parse_path(path) == expected
+
+
+@pytest.mark.parametrize("path", ["$.spec[*]", "$..template", "$", "spec["])
+def test_jsonpaths_that_name_many_places_or_none_are_refused(path: str) -> None:
+    from proxy_postrender.custom import PathError, parse_path
+
+    with pytest.raises(PathError):
+        parse_path(path)
+
+
+TARGET_HEAD = (
+    "apiVersion: proxy-postrender.io/v1alpha1\nkind: ProxyProfile\nmetadata: {name: t}\n"
+    "spec:\n  httpProxy: http://p:1\n  targets:\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("  - {apiVersion: apps/v1, kind: Deployment, podTemplate: $.spec.template}\n", "built-in"),
+        ("  - {preset: ocm}\n", "'ocm' is not one of ocm-addon"),
+        ("  - {apiVersion: x/v1, kind: Y}\n", "give podTemplate or set"),
+        ("  - {apiVersion: x/v1, kind: Y, set: {$.spec.a: password}}\n", "'password' is not one"),
+        ("  - {apiVersion: x/v1, kind: Y, podTemplate: '$.spec[*]'}\n", "only fields and indexes"),
+    ],
+)
+def test_bad_targets_are_named(tmp_path: Path, body: str, message: str) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text(TARGET_HEAD + body)
+    with pytest.raises(ProfileError, match=r"spec\.targets\[0\]") as info:
+        profile.load(str(path), environ={})
+    assert message in str(info.value)
+
+
+def test_field_setters_follow_on_conflict() -> None:
+    from proxy_postrender.custom import plan_fields
+    from proxy_postrender.errors import InputError
+
+    obj: Any = {"kind": "X", "metadata": {"name": "x"}, "spec": {"proxy": {"http": "mine"}}}
+    setters = [(("spec", "proxy", "http"), "httpProxy")]
+    available = {"httpProxy": "http://p:1"}
+    assert plan_fields(obj, (), setters, available, "keep").kept == ["spec.proxy.http"]
+    assert plan_fields(obj, (), setters, available, "override").set == ["spec.proxy.http"]
+    with pytest.raises(InputError, match="already set"):
+        plan_fields(obj, (), setters, available, "fail")
