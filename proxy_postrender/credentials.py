@@ -10,6 +10,7 @@ gate fails a run whose output still holds a URL with a password.
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,7 +27,8 @@ if TYPE_CHECKING:
 GENERATED_VALUE = "workload-credentials"
 CA_GENERATED_VALUE = "ca-bundle"
 # scheme://user:password@ — a URL that carries a password in clear
-_PLAINTEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:'\"]*:[^\s/?#@'\"]+@")
+_PLAINTEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]*:[^\s/?#@]+@")
+_ENCODED_COMMAND = re.compile(r"-EncodedCommand\s+([A-Za-z0-9+/=]+)")
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,12 @@ def _per_namespace(
 ) -> list[str]:
     kind, name = kind_name
     namespaces = touched_namespaces(result, request.workloads.namespace)
+    if None in namespaces and len(namespaces) > 1:
+        others = ", ".join(str(n) for n in namespaces if n)
+        raise InputError(
+            f"some workloads have no namespace and others are in {others}: pass --namespace "
+            f"so that the {kind} {name} is emitted once per namespace"
+        )
     clash = existing(before, {name}) & {(ns, name) for ns in namespaces}
     if clash:
         namespace = sorted(clash, key=str)[0][0]
@@ -107,11 +115,20 @@ def _per_namespace(
     return docs
 
 
+def _decoded(payload: str) -> str:
+    """A PowerShell -EncodedCommand payload (base64 of UTF-16LE) as text."""
+    try:
+        return base64.b64decode(payload, validate=True).decode("utf-16-le", "replace")
+    except ValueError:
+        return ""
+
+
 def check_plaintext(text: str) -> None:
     """Raise when a document of ``text`` holds a URL with a password in clear."""
     for index, segment in enumerate(stream.split(text), start=1):
-        match = _PLAINTEXT.search(segment.text)
-        if match is None:
+        if _PLAINTEXT.search(segment.text) is None and not any(
+            _PLAINTEXT.search(_decoded(m.group(1))) for m in _ENCODED_COMMAND.finditer(segment.text)
+        ):
             continue
         raise InputError(
             "a URL with a password in clear (--forbid-plaintext-credentials); "

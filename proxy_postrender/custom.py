@@ -149,18 +149,16 @@ def plan_fields(
     for path, name in setters:
         dotted = _dotted(path)
         value = available.get(name)
-        parent: Any = obj
-        for step in path[:-1]:
-            parent = parent.get(step) if isinstance(parent, Mapping) else None
+        parent = _get(obj, path[:-1])
         leaf = path[-1]
-        present = isinstance(parent, Mapping) and leaf in parent
+        present = _has(parent, leaf)
         if value is None:
             if dotted in owned and present:
                 removing.append(path)
                 plan.removed.append(dotted)
             continue
         if present and dotted not in owned:
-            if parent[leaf] == value:
+            if _child(parent, leaf) == value:
                 continue
             if on_conflict == "fail":
                 raise InputError(f"{dotted} is already set (onConflict: fail)")
@@ -169,7 +167,7 @@ def plan_fields(
                 continue
         now.append(dotted)
         if present:
-            if parent[leaf] != value:
+            if _child(parent, leaf) != value:
                 plan.ops.append(SetValue((*base, *path), value))
                 plan.set.append(dotted)
             continue
@@ -184,6 +182,32 @@ def plan_fields(
     return plan
 
 
+def _child(node: Any, step: str | int) -> Any:
+    if isinstance(node, Mapping) and isinstance(step, str):
+        return node.get(step)
+    if isinstance(node, list) and isinstance(step, int) and -len(node) <= step < len(node):
+        return node[step]
+    return None
+
+
+def _has(node: Any, step: str | int) -> bool:
+    if isinstance(node, Mapping):
+        return isinstance(step, str) and step in node
+    return isinstance(node, list) and isinstance(step, int) and -len(node) <= step < len(node)
+
+
+def _get(obj: Any, path: Path) -> Any:
+    for step in path:
+        obj = _child(obj, step)
+    return obj
+
+
+def _leaves(node: Any, prefix: str) -> set[str]:
+    if isinstance(node, Mapping) and node:
+        return set().union(*(_leaves(v, f"{prefix}.{k}") for k, v in node.items()))
+    return {prefix}
+
+
 def _removals(
     obj: Mapping[str, Any], base: Path, removing: list[Path], created: list[str]
 ) -> list[Op]:
@@ -192,13 +216,11 @@ def _removals(
     ops: list[Op] = []
     handled: set[str] = set()
     for made in sorted(created, key=len):
-        node: Any = obj
-        for step in made.split("."):
-            node = node.get(step) if isinstance(node, Mapping) else None
+        node = _get(obj, tuple(made.split(".")))
         if not isinstance(node, Mapping) or any(d.startswith(made + ".") for d in handled):
             continue
-        inside = {f"{made}.{key}" for key in node}
-        if inside and inside <= gone:
+        inside = _leaves(node, made)
+        if inside and inside <= gone:  # nothing but the tool's fields, however deep
             ops.append(DeleteKey((*base, *made.split("."))))
             handled |= inside
     return ops + [DeleteKey((*base, *p)) for p in removing if _dotted(p) not in handled]
@@ -213,11 +235,12 @@ def _additions(
     for path, value in missing:
         node: Any = obj
         depth = 0
-        while depth < len(path) - 1 and isinstance(node, Mapping) and node.get(path[depth]):
-            node = node[path[depth]]
+        while depth < len(path) - 1 and _child(node, path[depth]) is not None:
+            node = _child(node, path[depth])
             depth += 1
         if not isinstance(node, Mapping) or not all(isinstance(p, str) for p in path[depth:]):
-            raise InputError(f"cannot set {_dotted(path)}: its parent is not a mapping")
+            where = _dotted(path[:depth]) or "the object"
+            raise InputError(f"cannot set {_dotted(path)}: {where} is not a mapping")
         anchor = path[: depth + 1]
         replace = path[depth] in node  # "key:" (null) becomes the mapping
         _, tree = groups.setdefault(anchor, (replace, {}))

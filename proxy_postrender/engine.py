@@ -153,6 +153,8 @@ def process(text: str, request: Request) -> Result:
                 made_by in (credentials.GENERATED_VALUE, credentials.CA_GENERATED_VALUE)
             ):
                 continue  # emitted by an earlier run: made anew below
+        if content and not request.env and not _needs_parse(segment, request):
+            _refuse_unknown_target(segment, result.documents)
         if not content or not _needs_parse(segment, request):
             result.passed_through += counted
             pieces.append(segment.text)
@@ -166,6 +168,29 @@ def process(text: str, request: Request) -> Result:
         credentials.check_plaintext(result.text)
     result.no_proxy_warnings = envs.warnings
     return result
+
+
+def _refuse_unknown_target(segment: stream.Segment, index: int) -> None:
+    """Removal without a profile cannot find a custom target: say so instead of leaving
+    the injection in place."""
+    if workloads.ANNOTATION not in segment.text and custom.ANNOTATION not in segment.text:
+        return
+    try:
+        docs = yamlio.load_data(segment.text)
+    except yamlio.ParseError:
+        return
+    for doc in docs:
+        for _, obj in targets.walk_objects(doc):
+            metadata = obj.get("metadata")
+            annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
+            if isinstance(annotations, Mapping) and (
+                workloads.ANNOTATION in annotations or custom.ANNOTATION in annotations
+            ):
+                raise InputError(
+                    f"{obj.get('kind')} is a target only through a profile's spec.targets: "
+                    "pass that profile with --remove",
+                    _context(segment, index, obj),
+                )
 
 
 def _generated_secret(segment: stream.Segment) -> str | None:

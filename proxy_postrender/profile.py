@@ -528,6 +528,14 @@ def _workloads(value: Any, where: str, namespace: str | None) -> WorkloadSetting
         if not isinstance(text, str):
             raise ProfileError(f"{here}.value: must be a string")
         extra.append((name, text))
+    reserved = {"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "JAVA_TOOL_OPTIONS"}
+    seen: set[str] = set()
+    for name, _ in extra:
+        if name.upper() in reserved:
+            raise ProfileError(f"{where}.extraEnv: {name} is a variable the tool sets itself")
+        if name in seen:
+            raise ProfileError(f"{where}.extraEnv: {name} is listed twice")
+        seen.add(name)
     upper = _bool(value.get("upperCase"), True, f"{where}.upperCase")
     lower = _bool(value.get("lowerCase"), True, f"{where}.lowerCase")
     if not upper and not lower:
@@ -686,10 +694,12 @@ def _ca_bundle(
         pem = value["pem"]
         if not isinstance(pem, str):
             raise ProfileError(f"{where}.pem: must be PEM text")
-    pem = pem.replace("\r\n", "\n").strip() + "\n"
-    blocks = _PEM_RE.findall(pem)
-    if not blocks or "".join(blocks).replace("\n", "") != pem.replace("\n", ""):
-        raise ProfileError(f"{where}: not one or more PEM certificates (BEGIN/END CERTIFICATE)")
+    pem = pem.replace("\r\n", "\n")
+    # text around the blocks (comments, openssl's "Bag Attributes") is left out
+    blocks = [b if b.endswith("\n") else b + "\n" for b in _PEM_RE.findall(pem)]
+    if not blocks:
+        raise ProfileError(f"{where}: no PEM certificate (BEGIN/END CERTIFICATE) in it")
+    pem = "".join(blocks)
     workloads = _bool(value.get("workloads"), False, f"{where}.workloads")
     nodes = _bool(value.get("nodes"), True, f"{where}.nodes")
     options = {
@@ -752,7 +762,10 @@ def _targets(value: Any, where: str) -> CustomTargets:
                     raise ProfileError(
                         f"{here}.set: {source!r} is not one of {', '.join(custom_mod.VALUES)}"
                     )
-                pairs.append((custom_mod.parse_path(str(path_text)), str(source)))
+                field_path = custom_mod.parse_path(str(path_text))
+                if field_path[0] in ("metadata", "apiVersion", "kind"):
+                    raise ProfileError(f"{here}.set: {path_text} is not the object's content")
+                pairs.append((field_path, str(source)))
             setters[key] = (*setters.get(key, ()), *pairs)
         except custom_mod.PathError as exc:
             raise ProfileError(f"{here}: {exc}") from None
@@ -794,8 +807,8 @@ def _build(
             value = f"{scheme}://{info}@{rest}"
         elif userinfo(value) and key in (inline or set()):
             warnings.append(
-                f"spec.{key} holds its credentials inline in the profile; prefer ${{VAR}}, "
-                "spec.credentials.fromEnv or spec.credentials.secretRef"
+                f"spec.{key} holds its credentials inline in the profile; prefer ${{VAR}} "
+                "or spec.credentials.fromEnv"
             )
         proxies[key] = validate_proxy_url(value, f"{origin}: spec.{key}")
     if not proxies["httpProxy"] and not proxies["httpsProxy"]:
@@ -822,6 +835,12 @@ def _build(
     if pem is not None and ca_workloads:
         mount = CaMount(ca["configMapName"], ca["mountPath"])
         extra = tuple((n, mount.file) for n in ca["env"])
+        clash = sorted({n for n, _ in extra} & {n for n, _ in workloads.extra_env})
+        if clash:
+            raise ProfileError(
+                f"{origin}: spec.workloads.extraEnv sets {', '.join(clash)}, which "
+                "spec.caBundle.env sets too"
+            )
         workloads = dataclasses.replace(
             workloads, ca=mount, extra_env=(*workloads.extra_env, *extra)
         )

@@ -138,9 +138,10 @@ class WorkloadSettings:
             return value
         return {"secretKeyRef": {"name": self.secret_ref, "key": name.upper()}}
 
-    def object_choice(self, obj: Mapping[str, Any]) -> str | None:
-        """Why the object is left out (None: it is selected)."""
-        if _annotation(obj, INJECT_ANNOTATION) == "false":
+    def object_choice(self, obj: Mapping[str, Any], templates: Sequence[Any] = ()) -> str | None:
+        """Why the object is left out (None: it is selected); ``templates``: its pod
+        templates, whose annotations count too."""
+        if (_annotation(obj, INJECT_ANNOTATION, templates) or "").lower() == "false":
             return f'opted out by {INJECT_ANNOTATION}: "false"'
         metadata = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
         assert isinstance(metadata, Mapping)
@@ -173,28 +174,22 @@ class WorkloadSettings:
         return not any(fnmatch.fnmatchcase(name, g) for g in self.exclude_containers)
 
 
-def _annotation(obj: Mapping[str, Any], key: str) -> str | None:
-    """The annotation on the object, else on its pod template (the object's wins)."""
-    for holder in (obj.get("metadata"), _template_metadata(obj)):
+def _annotation(obj: Mapping[str, Any], key: str, templates: Sequence[Any]) -> str | None:
+    """The annotation on the object, else on one of its pod templates (the object's wins)."""
+    holders = [obj.get("metadata")]
+    holders += [t.get("metadata") for t in templates if isinstance(t, Mapping)]
+    for holder in holders:
         annotations = holder.get("annotations") if isinstance(holder, Mapping) else None
         if isinstance(annotations, Mapping) and annotations.get(key) is not None:
             return str(annotations[key]).strip()
     return None
 
 
-def _template_metadata(obj: Mapping[str, Any]) -> Any:
-    spec = obj.get("spec")
-    template = spec.get("template") if isinstance(spec, Mapping) else None
-    if obj.get("kind") == "CronJob" and isinstance(spec, Mapping):
-        job = spec.get("jobTemplate")
-        job_spec = job.get("spec") if isinstance(job, Mapping) else None
-        template = job_spec.get("template") if isinstance(job_spec, Mapping) else None
-    return template.get("metadata") if isinstance(template, Mapping) else None
-
-
-def named_containers(obj: Mapping[str, Any], present: Sequence[str]) -> set[str] | None:
+def named_containers(
+    obj: Mapping[str, Any], present: Sequence[str], templates: Sequence[Any] = ()
+) -> set[str] | None:
     """The containers ``proxy-postrender.io/containers`` names (None: no annotation)."""
-    value = _annotation(obj, CONTAINERS_ANNOTATION)
+    value = _annotation(obj, CONTAINERS_ANNOTATION, templates)
     if value is None:
         return None
     names = {part.strip() for part in value.split(",") if part.strip()}

@@ -116,7 +116,12 @@ def _env_items(container: Mapping[str, Any], where: str) -> list[Mapping[str, An
 def _pod_spec(obj: Mapping[str, Any], spec_path: Path) -> Any:
     node: Any = obj
     for step in spec_path:
-        node = node.get(step) if isinstance(node, Mapping) else None
+        if isinstance(node, Mapping):
+            node = node.get(step)
+        elif isinstance(node, list) and isinstance(step, int) and -len(node) <= step < len(node):
+            node = node[step]
+        else:
+            return None
     return node
 
 
@@ -132,7 +137,7 @@ def plan(obj: Mapping[str, Any], base: Path, request: Request) -> ObjectPlan | N
     settings = request.workloads
     wanted = settings.wanted(request.env)
     if wanted:
-        reason = settings.object_choice(obj)
+        reason = settings.object_choice(obj, [_pod_spec(obj, p[:-1]) for p in paths])
         if reason is not None:
             result.skipped = reason
             wanted = ()  # not selected: what the tool injected earlier goes
@@ -146,11 +151,16 @@ def plan(obj: Mapping[str, Any], base: Path, request: Request) -> ObjectPlan | N
             raise InputError(f"{where} is not a mapping")
         found += [(spec_path, where, c) for c in _containers(pod_spec, where)]
     named = (
-        selection.named_containers(obj, [c["name"] for _, _, (_, _, c) in found])
+        selection.named_containers(
+            obj,
+            [c["name"] for _, _, (_, _, c) in found],
+            [_pod_spec(obj, p[:-1]) for p in paths],
+        )
         if wanted
         else None
     )
     mounted: set[tuple[str | int, ...]] = set()  # pod specs with a container that gets the CA
+    owned_volume: set[tuple[str | int, ...]] = set()  # pod specs whose CA volume is the tool's
     for spec_path, where, (list_key, index, container) in found:
         name = container["name"]
         chosen = wanted
@@ -160,33 +170,76 @@ def plan(obj: Mapping[str, Any], base: Path, request: Request) -> ObjectPlan | N
         ):
             chosen = ()
         container_path = (*base, *spec_path, list_key, index)
+        here = f"{where}.{list_key}[{index}]"
+        had_mount = CA_MARK in previous.get(name, set())
+        if had_mount:
+            owned_volume.add(spec_path)
         ca = settings.ca if chosen else None
-        mount = ca.mount() if ca else None
-        result.ops.extend(_owned_entry(container, container_path, "volumeMounts", mount))
         if ca is not None:
+            _check_mount_free(container, ca, had_mount, here)
             mounted.add(spec_path)
+        if ca is not None or had_mount:
+            mount = ca.mount() if ca else None
+            result.ops.extend(_owned_entry(container, container_path, "volumeMounts", mount))
         owned = _plan_container(
             container,
-            (*base, *spec_path, list_key, index),
-            f"{where}.{list_key}[{index}]",
+            container_path,
+            here,
             request,
             chosen,
             previous.get(name, set()),
             result,
         )
+        if ca is not None:
+            owned.append(CA_MARK)
         if owned:
             record[name] = owned
         result.containers += 1
     for spec_path in paths:
         pod_spec = _pod_spec(obj, spec_path)
-        if isinstance(pod_spec, Mapping):
-            volume = settings.ca.volume() if settings.ca and spec_path in mounted else None
-            result.ops.extend(_owned_entry(pod_spec, (*base, *spec_path), "volumes", volume))
+        if not isinstance(pod_spec, Mapping) or not (
+            spec_path in mounted or spec_path in owned_volume
+        ):
+            continue
+        volume = settings.ca.volume() if settings.ca and spec_path in mounted else None
+        if volume is not None and spec_path not in owned_volume:
+            _check_volume_free(pod_spec, ".".join(str(s) for s in spec_path))
+        result.ops.extend(_owned_entry(pod_spec, (*base, *spec_path), "volumes", volume))
     if not result.containers:
         result.skipped = "no containers in its pod template"
     entries = [f"{name}={','.join(names)}" for name, names in record.items()]
     result.ops.extend(recorded.ops(obj, base, entries))
     return result
+
+
+CA_MARK = "+ca"  # in a container's record: the tool mounted the proxy CA there
+
+
+def _check_mount_free(
+    container: Mapping[str, Any], ca: selection.CaMount, owned: bool, where: str
+) -> None:
+    for mount in container.get("volumeMounts") or []:
+        if not isinstance(mount, Mapping):
+            continue
+        if mount.get("name") == selection.CA_VOLUME and not owned:
+            raise InputError(
+                f"{where} already mounts a volume named {selection.CA_VOLUME}, the name the "
+                "tool uses for the proxy CA"
+            )
+        if mount.get("name") != selection.CA_VOLUME and mount.get("mountPath") == ca.mount_path:
+            raise InputError(
+                f"{where} already mounts something at {ca.mount_path}; set spec.caBundle.mountPath "
+                "to another path"
+            )
+
+
+def _check_volume_free(pod_spec: Mapping[str, Any], where: str) -> None:
+    for volume in pod_spec.get("volumes") or []:
+        if isinstance(volume, Mapping) and volume.get("name") == selection.CA_VOLUME:
+            raise InputError(
+                f"{where}.volumes already has a volume named {selection.CA_VOLUME}, the name the "
+                "tool uses for the proxy CA"
+            )
 
 
 def _owned_entry(

@@ -93,7 +93,7 @@ def test_generated_secrets_follow_the_profile_and_go_with_remove() -> None:
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        ("  caBundle: {pem: 'not a certificate'}\n", "not one or more PEM certificates"),
+        ("  caBundle: {pem: 'not a certificate'}\n", "no PEM certificate"),
         ("  caBundle: {file: missing.pem}\n", "cannot read"),
         ("  caBundle: {}\n", "give the CA as file or as pem"),
         ("  caBundle: {pem: x, file: y}\n", "give the CA as file or as pem"),
@@ -117,3 +117,66 @@ def test_a_ca_for_nodes_only_adds_nothing_to_workloads(tmp_path: Path) -> None:
     assert b"volumeMounts" not in proc.stdout and b"ConfigMap" not in proc.stdout
     loaded = profile.load(str(path), environ={})
     assert loaded.nodes is not None and loaded.nodes.ca_bundle is not None
+
+
+DEPLOY = (
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n"
+    "  template:\n    spec:\n      containers:\n      - name: app\n        image: x\n"
+)
+
+
+def test_the_gate_catches_quotes_in_passwords_and_encoded_powershell(tmp_path: Path) -> None:
+    quoted = run_cli(
+        ["--http-proxy", "http://u:it's@host:3128", "--forbid-plaintext-credentials"],
+        DEPLOY.encode(),
+    )
+    assert quoted.returncode == 1 and quoted.stdout == b""
+    windows = (GOLDEN / "capi-windows" / "input.yaml").read_bytes()
+    proc = run_cli(
+        ["--http-proxy", "http://build:hunter2@p:1", "--forbid-plaintext-credentials"], windows
+    )
+    assert proc.returncode == 1 and b"password in clear" in proc.stderr
+
+
+def test_the_ca_volume_name_is_the_tools_only_when_it_put_it_there(tmp_path: Path) -> None:
+    chart = (
+        DEPLOY.replace(
+            "        image: x\n",
+            "        image: x\n        volumeMounts:\n"
+            "        - {name: proxy-postrender-ca, mountPath: /mine}\n",
+        )
+        + "      volumes:\n      - {name: proxy-postrender-ca, emptyDir: {}}\n"
+    )
+    plain = run_cli(["--http-proxy", "http://p:1"], chart.encode())
+    assert plain.returncode == 0 and b"mountPath: /mine" in plain.stdout
+    assert b"emptyDir" in plain.stdout
+    (tmp_path / "ca.pem").write_text((GOLDEN / "ca-workloads" / "corp-ca.pem").read_text())
+    path = _write(tmp_path, "  caBundle: {file: ca.pem, workloads: true}\n")
+    proc = run_cli([str(path)], chart.encode())
+    assert (
+        proc.returncode == 1 and b"already mounts a volume named proxy-postrender-ca" in proc.stderr
+    )
+    same_path = DEPLOY.replace(
+        "        image: x\n",
+        "        image: x\n        volumeMounts:\n"
+        "        - {name: certs, mountPath: /etc/proxy-postrender/ca}\n",
+    )
+    clash = run_cli([str(path)], same_path.encode())
+    assert clash.returncode == 1 and b"set spec.caBundle.mountPath" in clash.stderr
+
+
+def test_generated_objects_need_a_namespace_when_workloads_mix(tmp_path: Path) -> None:
+    path = _write(tmp_path, "  credentials: {secretRef: creds, createSecret: true}\n")
+    mixed = DEPLOY + "---\n" + DEPLOY.replace(", namespace: shop", "")
+    proc = run_cli([str(path)], mixed.encode())
+    assert proc.returncode == 1 and b"pass --namespace" in proc.stderr
+    assert run_cli([str(path), "--namespace", "shop"], mixed.encode()).returncode == 0
+
+
+def test_extra_env_cannot_shadow_the_tools_variables(tmp_path: Path) -> None:
+    for body, message in (
+        ("  workloads:\n    extraEnv: [{name: http_proxy, value: x}]\n", "sets itself"),
+        ("  workloads:\n    extraEnv: [{name: A, value: '1'}, {name: A, value: '2'}]\n", "twice"),
+    ):
+        with pytest.raises(ProfileError, match=message):
+            profile.load(str(_write(tmp_path, body)), environ={})

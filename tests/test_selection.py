@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from proxy_postrender import profile, render
+from proxy_postrender import profile, render, yamlio
 from proxy_postrender.errors import ProfileError
 from proxy_postrender.selection import Criteria, LabelSelector, Requirement, WorkloadSettings
 
@@ -187,3 +187,55 @@ def test_field_setters_follow_on_conflict() -> None:
     assert plan_fields(obj, (), setters, available, "override").set == ["spec.proxy.http"]
     with pytest.raises(InputError, match="already set"):
         plan_fields(obj, (), setters, available, "fail")
+
+
+CUSTOM = (
+    "apiVersion: proxy-postrender.io/v1alpha1\nkind: ProxyProfile\nmetadata: {name: t}\n"
+    "spec:\n  httpProxy: http://p:1\n  noProxyPresets: []\n  targets:\n"
+    "  - {apiVersion: example.com/v1, kind: Runner, podTemplate: '$.spec.jobs[1].pod'}\n"
+    "  - {apiVersion: example.com/v1, kind: Agent, set: {$.spec.proxy.http: httpProxy,"
+    " '$.spec.env[0].value': httpProxy}}\n"
+)
+RUNNER = (
+    "apiVersion: example.com/v1\nkind: Runner\nmetadata: {name: r}\nspec:\n  jobs:\n"
+    "  - {name: a}\n  - name: b\n    pod:\n      metadata:\n        annotations: {}\n"
+    "      spec:\n        containers:\n        - {name: c, image: x}\n"
+)
+AGENT = (
+    "apiVersion: example.com/v1\nkind: Agent\nmetadata: {name: a}\nspec:\n"
+    "  env:\n  - {name: P, value: old}\n"
+)
+
+
+def test_custom_targets_through_list_indexes_and_their_removal(tmp_path: Path) -> None:
+    from tests.helpers import run_cli
+
+    path = tmp_path / "p.yaml"
+    path.write_text(CUSTOM)
+    stream = (RUNNER + "---\n" + AGENT).encode()
+    out = run_cli([str(path), "--on-conflict", "override"], stream)
+    assert out.returncode == 0, out.stderr
+    docs = yamlio.load_data(out.stdout.decode())
+    assert docs[0]["spec"]["jobs"][1]["pod"]["spec"]["containers"][0]["env"]
+    assert docs[1]["spec"]["proxy"] == {"http": "http://p:1"}
+    assert docs[1]["spec"]["env"][0]["value"] == "http://p:1"
+    # without the profile the tool cannot know these kinds: it says so
+    blind = run_cli(["--remove"], out.stdout)
+    assert blind.returncode == 1 and b"pass that profile with --remove" in blind.stderr
+    removed = run_cli([str(path), "--remove"], out.stdout)
+    assert removed.returncode == 0, removed.stderr
+    again = yamlio.load_data(removed.stdout.decode())
+    assert "proxy" not in again[1]["spec"]
+    opted = RUNNER.replace("annotations: {}", "annotations: {proxy-postrender.io/inject: 'false'}")
+    skipped = run_cli([str(path)], opted.encode())
+    assert b"env" not in skipped.stdout
+
+
+def test_a_setter_into_metadata_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text(
+        CUSTOM.split("  targets:\n")[0]
+        + "  targets:\n  - {apiVersion: x/v1, kind: Y, set: {$.metadata.labels.p: httpProxy}}\n"
+    )
+    with pytest.raises(ProfileError, match="not the object's content"):
+        profile.load(str(path), environ={})
