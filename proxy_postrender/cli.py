@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from proxy_postrender.scope import ClusterNetwork, NoProxyConfig
 
 PROG = "proxy-postrender"
+EXIT_INTERRUPTED = 130  # as a shell reports SIGINT
 PROFILE_ENV = "PROXY_POSTRENDER_PROFILE"
 LOG_ENV = "PROXY_POSTRENDER_LOG"
 
@@ -71,6 +72,16 @@ class Reporter:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(text)
         self._log(text)
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's final flush of a broken or
+    full stdout does not print a traceback."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def _default_log_file() -> str | None:
@@ -185,9 +196,18 @@ def command(
         reporter.error(str(exc))
         sys.exit(exc.exit_code)
     except BrokenPipeError:
+        _quiet_stdout()
         sys.exit(EXIT_INPUT)
+    except KeyboardInterrupt:
+        reporter.error("interrupted; nothing was written")
+        sys.exit(EXIT_INTERRUPTED)
     except MemoryError:
         reporter.error("out of memory")
+        sys.exit(EXIT_INPUT)
+    except OSError as exc:
+        # writing the result failed (a full disk behind stdout, a closed terminal...)
+        reporter.error(f"cannot write the output: {exc.strerror or type(exc).__name__}")
+        _quiet_stdout()
         sys.exit(EXIT_INPUT)
     except Exception as exc:  # never a traceback with values in it
         reporter.error(f"internal error ({type(exc).__name__}); please report it")

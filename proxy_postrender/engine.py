@@ -114,6 +114,8 @@ def discover_clusters(segments: list[stream.Segment]) -> discovery.ClusterIndex:
     for segment in segments:
         if discovery.CAPI_GROUP not in segment.text or not segment.has_content():
             continue
+        if len(segment.text) > MAX_PARSED_BYTES:
+            continue  # no Cluster is that large; a target of that size is refused later
         kind = segment.sniff_kind()
         if (
             kind is not None
@@ -292,9 +294,20 @@ def _secrets(result: Result, request: Request, before: str) -> list[str]:
     return docs
 
 
+# The API server takes requests of at most 3 MiB; a document that must be parsed and
+# is far larger than any object could be is refused rather than parsed.
+MAX_PARSED_BYTES = 8 * 1024 * 1024
+
+
 def _process_segment(
     segment: stream.Segment, index: int, request: Request, envs: Environments, result: Result
 ) -> str:
+    if len(segment.text) > MAX_PARSED_BYTES:
+        raise InputError(
+            f"the document is {len(segment.text) / 2**20:.1f} MiB; an object the tool changes "
+            f"may be at most {MAX_PARSED_BYTES // 2**20} MiB (the API server takes 3 MiB)",
+            DocumentContext(index, segment.line, source=segment.helm_source()),
+        )
     try:
         return _process_parsed(segment, index, request, envs, result)
     except RecursionError:

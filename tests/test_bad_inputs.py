@@ -1,0 +1,82 @@
+"""The bad-input catalogue: each input gives correct pass-through or a one-line error
+naming the document, exit 1 and nothing on stdout, within bounded time and memory."""
+
+from __future__ import annotations
+
+import resource
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ruamel.yaml import YAML
+
+from proxy_postrender import yamlio
+from tests.e2e import PROXY_VARS
+from tests.helpers import SHARED_PROFILE
+
+HERE = Path(__file__).resolve().parent / "bad_inputs"
+CATALOGUE: dict[str, Any] = YAML(typ="safe").load((HERE / "catalogue.yaml").read_text())
+MEMORY_LIMIT = 1024 * 1024 * 1024  # address space of the process under test
+TIME_LIMIT = 60  # seconds, far above what any input here takes
+
+
+def _limited() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+
+
+def _run(data: bytes) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "proxy_postrender", str(SHARED_PROFILE)],
+        input=data,
+        capture_output=True,
+        timeout=TIME_LIMIT,
+        preexec_fn=_limited,
+        check=False,
+    )
+
+
+def _check(data: bytes, expect: Any) -> None:
+    proc = _run(data)
+    if expect == "passthrough":
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout == data
+    elif expect == "injected":
+        assert proc.returncode == 0, proc.stderr
+        containers = yamlio.load_data(proc.stdout.decode())[0]["spec"]["template"]["spec"]
+        names = [e["name"] for e in containers["containers"][0]["env"]]
+        assert names == list(PROXY_VARS)
+    else:
+        assert proc.returncode == 1, proc.stderr
+        assert proc.stdout == b""
+        lines = proc.stderr.decode().splitlines()
+        assert len(lines) == 1, lines
+        assert lines[0].startswith("proxy-postrender: error: document ")
+        assert expect["error"] in lines[0]
+
+
+def test_the_catalogue_lists_every_file() -> None:
+    files = {p.name for p in HERE.glob("*.yaml")} - {"catalogue.yaml"}
+    assert files == set(CATALOGUE)
+
+
+@pytest.mark.parametrize("name", sorted(CATALOGUE))
+def test_bad_input(name: str) -> None:
+    _check((HERE / name).read_bytes(), CATALOGUE[name])
+
+
+BLOB = "x" * (50 * 1024 * 1024)
+
+
+def test_a_50_mib_document_that_is_no_target_passes_through() -> None:
+    data = f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: big}}\ndata:\n  blob: {BLOB}\n"
+    _check(data.encode(), "passthrough")
+
+
+def test_a_50_mib_target_is_refused_before_it_is_parsed() -> None:
+    data = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: big\n  annotations:\n"
+        f"    blob: {BLOB}\nspec:\n  template:\n    spec:\n      containers:\n      - name: a\n"
+    )
+    _check(data.encode(), {"error": "the document is 50.0 MiB"})
