@@ -153,10 +153,12 @@ def test_an_interrupt_writes_nothing() -> None:
     proc.wait(timeout=60)
     if proc.returncode == 0:
         pytest.fail("the run finished before the signal; make the input larger")
-    assert proc.returncode == 130 and out == b""
-    assert err.decode().splitlines() == [
-        "proxy-postrender: error: interrupted; nothing was written"
-    ]
+    assert out == b""
+    # 130 with a message once Python runs; a signal before its handler is in place kills it
+    assert proc.returncode in (130, -signal.SIGINT), err
+    if proc.returncode == 130:
+        lines = err.decode().splitlines()
+        assert lines == ["proxy-postrender: error: interrupted; nothing was written"]
 
 
 def test_a_closed_stdout_is_an_error_without_a_traceback() -> None:
