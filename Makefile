@@ -8,7 +8,7 @@ TOOLS := $(CURDIR)/.cache/tools
 HELM3 := $(TOOLS)/helm3/helm
 HELM4 := $(TOOLS)/helm4/helm
 
-.PHONY: venv demo test lint validate bench helm clients golden clean
+.PHONY: venv demo test lint validate bench helm clients golden fuzz clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -47,6 +47,10 @@ validate: $(STAMP)
 
 bench: $(STAMP) helm
 	HELM3_BIN=$(HELM3) HELM4_BIN=$(HELM4) $(BIN)/python bench/run.py
+
+## fuzz: the fuzz test with many more examples (FUZZ_EXAMPLES, default 20000)
+fuzz: $(STAMP)
+	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-20000} $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_fuzz.py
 
 ## golden: regenerate expected outputs (review the diff before committing)
 golden: $(STAMP)

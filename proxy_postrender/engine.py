@@ -374,9 +374,14 @@ def _rewrite(
             return spliced, "splice"
     except splice.Unsupported:
         pass
-    dumped = _same_ending(segment.text, yamlio.roundtrip(segment.text, changes, style, newline))
-    if _matches(dumped, expected):
-        return dumped, "roundtrip"
+    try:
+        dumped = yamlio.roundtrip(segment.text, changes, style, newline)
+    except yamlio.ParseError:
+        dumped = None  # the round-trip parser is stricter than libyaml (found by fuzzing)
+    if dumped is not None:
+        dumped = _same_ending(segment.text, dumped)
+        if _matches(dumped, expected):
+            return dumped, "roundtrip"
     context = _context(segment, index, docs[0][1] if docs else None)
     hint = (
         "; the document shares content through YAML aliases (&anchor/*alias): expand them"

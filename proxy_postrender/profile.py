@@ -195,6 +195,8 @@ def validate_proxy_url(value: str, where: str) -> str:
         raise ProfileError(f"{where}: must not be empty")
     if any(ch.isspace() for ch in value):
         raise ProfileError(f"{where}: proxy URL {shown!r} contains whitespace")
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value):
+        raise ProfileError(f"{where}: proxy URL {shown!r} contains a control character")
     if "://" not in value:
         raise ProfileError(f"{where}: proxy URL {shown!r} needs a scheme (http:// or https://)")
     if "{" in value or "}" in value:

@@ -152,6 +152,40 @@ def other(draw: Any) -> dict[str, Any]:
     }
 
 
+UNICODE = st.text(st.sampled_from("aé漢字😀ß ñ-_"), min_size=1, max_size=8)
+
+
+@st.composite
+def wild(draw: Any) -> str:
+    """Raw text of a document that is no target, in the forms YAML allows."""
+    word = draw(UNICODE).replace("'", "")
+    form = draw(st.sampled_from(["anchors", "tags", "flow", "comments", "end", "directive"]))
+    head = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: wild}\n"
+    if form == "anchors":
+        return head + f"data:\n  a: &x '{word}'\n  b: *x\n"
+    if form == "tags":
+        return head + f"data:\n  ref: !Ref '{word}'\n  sub: !Sub x\n"
+    if form == "flow":
+        return (
+            "{apiVersion: v1, kind: ConfigMap, metadata: {name: f}, data: {a: "
+            + repr(word)
+            + "}}\n"
+        )
+    if form == "comments":
+        return "# only a comment here\n# and another\n"
+    if form == "end":
+        return head + f"data: {{a: '{word}'}}\n...\n"
+    return "%YAML 1.2\n---\n" + head + f"data: {{a: '{word}'}}\n"
+
+
+ANCHORED = (
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: anchored\n  labels: &labels\n"
+    "    app: web\nspec:\n  selector:\n    matchLabels: *labels\n  template:\n"
+    "    metadata:\n      labels: *labels\n    spec:\n      containers:\n      - name: app\n"
+    "        image: nginx\n"
+)
+
+
 @st.composite
 def streams(draw: Any) -> str:
     emitter = Emitter(draw, draw(st.sampled_from([2, 4])), draw(st.sampled_from([0, 2, 4])))
@@ -166,6 +200,13 @@ def streams(draw: Any) -> str:
         if draw(st.booleans()):
             parts.append("---\n# Source: c/templates/empty.yaml\n")
         parts.append("\n".join(emitter.block(obj, 0)) + "\n")
+    for _ in range(draw(st.integers(0, 2))):
+        piece = draw(wild() | st.just(ANCHORED))
+        if piece.startswith("%YAML"):
+            parts.append("\n" if parts and not parts[-1].endswith("\n") else "")
+            parts.append(piece)
+        else:
+            parts.append("---\n" + piece)
     text = "".join(parts)
     return text.replace("\n", "\r\n") if draw(st.booleans()) else text
 
