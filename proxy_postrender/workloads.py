@@ -313,7 +313,9 @@ def _plan_container(
     for index, item in enumerate(env or []):
         var = item["name"]
         if var in present:
-            continue  # a duplicate entry: the first one wins, as in the API server
+            if var in ours:  # a later duplicate would shadow the tool's value (found by fuzzing)
+                deleted.add(index)
+            continue  # another duplicate: the manifest's, left as it is
         present.add(var)
         if var in owned:
             if var not in desired:

@@ -39,6 +39,11 @@ def _run(data: bytes) -> subprocess.CompletedProcess[bytes]:
 
 def _check(data: bytes, expect: Any) -> None:
     proc = _run(data)
+    if expect == "idempotent":  # processed, and a second pass changes nothing
+        assert proc.returncode == 0, proc.stderr
+        again = _run(proc.stdout)
+        assert again.returncode == 0 and again.stdout == proc.stdout
+        return
     if expect == "passthrough":
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout == data
