@@ -77,7 +77,8 @@ def is_clusterclass(obj: Mapping[str, Any]) -> bool:
 
 
 def is_list(obj: Mapping[str, Any]) -> bool:
-    return obj.get("kind") in LIST_KINDS and api_group(obj.get("apiVersion")) == ""
+    kind = obj.get("kind")  # any YAML value, a mapping included (found by fuzzing)
+    return isinstance(kind, str) and kind in LIST_KINDS and api_group(obj.get("apiVersion")) == ""
 
 
 def walk_objects(obj: Any, path: Path = ()) -> Iterator[tuple[Path, Mapping[str, Any]]]:
