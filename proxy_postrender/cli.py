@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import os
 import re
@@ -20,6 +21,7 @@ from proxy_postrender.redact import Redactor
 if TYPE_CHECKING:
     from proxy_postrender.credentials import CredentialSecret
     from proxy_postrender.profile import Profile
+    from proxy_postrender.request import Request
     from proxy_postrender.scope import ClusterNetwork, NoProxyConfig
 
 PROG = "proxy-postrender"
@@ -235,9 +237,7 @@ def run(
     from proxy_postrender import report as report_mod
     from proxy_postrender.request import Request
 
-    if profile_arg and profile_opt:
-        raise UsageError("give the profile once: either --profile FILE or a path argument")
-    path = profile_opt or profile_arg or os.environ.get(PROFILE_ENV) or None
+    path = _profile_path(profile_arg, profile_opt)
     overrides = profile.Overrides(http_proxy, https_proxy, no_proxy, on_conflict, namespace)
 
     profile_warnings: list[str] = []  # shown with --report
@@ -254,19 +254,7 @@ def run(
                 path, profile_name=profile_name, overrides=overrides, redactor=reporter.redactor
             )
         profile_warnings.extend(loaded.warnings)
-        return Request(
-            env=() if remove else tuple(loaded.env_vars()),
-            on_conflict=loaded.on_conflict,
-            nodes=loaded.nodes,
-            credentials=loaded.has_credentials,
-            no_proxy=loaded.no_proxy_config,
-            workloads=loaded.workloads,
-            credential_secret=_credential_secret(loaded),
-            forbid_plaintext=forbid_plaintext or loaded.credentials.forbid_plaintext,
-            ca_pem=loaded.ca_pem,
-            custom=loaded.custom,
-            setter_ca=loaded.setter_ca,
-        )
+        return request_from(loaded, remove=remove, forbid_plaintext=forbid_plaintext)
 
     data = sys.stdin.buffer.read()
     text, bom = stream.decode(data)
@@ -293,6 +281,34 @@ def run(
     sys.stdout.buffer.flush()
     if report is not None:
         reporter.info(report_mod.render(result, removing=remove, warnings=profile_warnings), report)
+
+
+def _profile_path(argument: str | None, option: str | None) -> str | None:
+    """The profile file: --profile, a path argument, or $PROXY_POSTRENDER_PROFILE."""
+    if argument and option:
+        raise UsageError("give the profile once: either --profile FILE or a path argument")
+    return option or argument or os.environ.get(PROFILE_ENV) or None
+
+
+def request_from(
+    loaded: Profile, *, remove: bool = False, forbid_plaintext: bool = False
+) -> Request:
+    """What a loaded profile asks of the engine (``remove``: take everything out)."""
+    from proxy_postrender.request import Request
+
+    return Request(
+        env=() if remove else tuple(loaded.env_vars()),
+        on_conflict=loaded.on_conflict,
+        nodes=loaded.nodes,
+        credentials=loaded.has_credentials,
+        no_proxy=loaded.no_proxy_config,
+        workloads=loaded.workloads,
+        credential_secret=_credential_secret(loaded),
+        forbid_plaintext=forbid_plaintext or loaded.credentials.forbid_plaintext,
+        ca_pem=loaded.ca_pem,
+        custom=loaded.custom,
+        setter_ca=loaded.setter_ca,
+    )
 
 
 def _credential_secret(loaded: Profile) -> CredentialSecret | None:
@@ -330,7 +346,6 @@ def _no_proxy_config(
 ) -> NoProxyConfig:
     from proxy_postrender import profile
 
-    path = path or os.environ.get(PROFILE_ENV) or None
     if path is None:
         if profile_name is not None:
             raise UsageError("--profile-name needs a profile file")
@@ -410,9 +425,9 @@ def noproxy_command(
     from proxy_postrender import explain as explain_mod
 
     def run_it(redactor: Redactor) -> int:
-        if profile_arg and profile_opt:
-            raise UsageError("give the profile once: either --profile FILE or a path argument")
-        config = _no_proxy_config(profile_opt or profile_arg, profile_name, no_proxy, redactor)
+        config = _no_proxy_config(
+            _profile_path(profile_arg, profile_opt), profile_name, no_proxy, redactor
+        )
         source = stream_source
         if source is None and not sys.stdin.isatty():
             source = "-"
@@ -463,7 +478,9 @@ def check_command(
     from proxy_postrender import explain as explain_mod
 
     def run_it(redactor: Redactor) -> int:
-        config = _no_proxy_config(profile_opt, profile_name, no_proxy, redactor)
+        config = _no_proxy_config(
+            _profile_path(None, profile_opt), profile_name, no_proxy, redactor
+        )
         found = explain_mod.scopes(config, _clusters(config, stream_source))
         try:
             chosen = explain_mod.pick(found, cluster) if cluster else found[0]
@@ -552,23 +569,17 @@ def patches_command(
     (a Flux HelmRelease's spec.postRenderers[].kustomize.patches)."""
     from proxy_postrender import engine, profile, stream, targets, yamlio
     from proxy_postrender import patches as patches_mod
-    from proxy_postrender.request import Request
 
     def run_it(redactor: Redactor) -> int:
-        if profile_arg and profile_opt:
-            raise UsageError("give the profile once: either --profile FILE or a path argument")
-        path = profile_opt or profile_arg or os.environ.get(PROFILE_ENV) or None
         overrides = profile.Overrides(http_proxy, https_proxy, no_proxy, on_conflict)
         loaded = profile.load(
-            path, profile_name=profile_name, overrides=overrides, redactor=redactor
+            _profile_path(profile_arg, profile_opt),
+            profile_name=profile_name,
+            overrides=overrides,
+            redactor=redactor,
         )
-        request = Request(
-            env=tuple(loaded.env_vars()),
-            on_conflict=loaded.on_conflict,
-            nodes=None,  # kubeadm objects cannot be patched by name and merge key
-            credentials=loaded.has_credentials,
-            no_proxy=loaded.no_proxy_config,
-        )
+        # kubeadm objects cannot be patched by name and merge key: they are left out
+        request = dataclasses.replace(request_from(loaded), nodes=None)
         text, _ = stream.decode(sys.stdin.buffer.read())
         result = engine.process(text, request)
         sys.stdout.write(patches_mod.render(patches_mod.flux_patches(result.text)))

@@ -292,3 +292,15 @@ def test_patches_say_that_cluster_api_objects_are_left_out() -> None:
     proc = run_cli(["patches", str(SHARED_PROFILE)], stream)
     assert proc.returncode == 0
     assert b"Cluster API kubeadm objects are not expressed as patches" in proc.stderr
+
+
+def test_patches_follow_the_profiles_workload_rules(tmp_path: Path) -> None:
+    profile = tmp_path / "p.yaml"
+    profile.write_text(
+        "apiVersion: proxy-postrender.io/v1alpha1\nkind: ProxyProfile\nmetadata: {name: p}\n"
+        "spec:\n  httpProxy: http://p:1\n  workloads:\n    exclude: {namespaces: [b]}\n"
+    )
+    proc = run_cli(["patches", str(profile)], TWO_NAMESPACES.encode())
+    assert proc.returncode == 0, proc.stderr
+    listed = yamlio.load_data(proc.stdout.decode())[0]
+    assert [p["target"]["namespace"] for p in listed] == ["a"]
