@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from proxy_postrender import (
@@ -163,8 +164,12 @@ def process(text: str, request: Request) -> Result:
             continue
         pieces.append(_process_segment(segment, result.documents, request, envs, result))
     pieces += _secrets(result, request, "".join(pieces))
-    pieces += credentials.secret_documents(result, request, "".join(pieces), _existing_secrets)
-    pieces += credentials.ca_documents(result, request, "".join(pieces), _existing_config_maps)
+    pieces += credentials.secret_documents(
+        result, request, "".join(pieces), partial(_existing, kind="Secret")
+    )
+    pieces += credentials.ca_documents(
+        result, request, "".join(pieces), partial(_existing, kind="ConfigMap")
+    )
     result.text = "".join(pieces)
     if request.forbid_plaintext:
         credentials.check_plaintext(result.text)
@@ -183,11 +188,8 @@ def _refuse_unknown_target(segment: stream.Segment, index: int) -> None:
         return
     for doc in docs:
         for _, obj in targets.walk_objects(doc):
-            metadata = obj.get("metadata")
-            annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
-            if isinstance(annotations, Mapping) and (
-                workloads.ANNOTATION in annotations or custom.ANNOTATION in annotations
-            ):
+            found = targets.annotations_of(obj)
+            if workloads.ANNOTATION in found or custom.ANNOTATION in found:
                 raise InputError(
                     f"{obj.get('kind')} is a target only through a profile's spec.targets: "
                     "pass that profile with --remove",
@@ -201,25 +203,15 @@ def _generated_secret(segment: stream.Segment) -> str | None:
         docs = yamlio.load_data(segment.text)
     except yamlio.ParseError:
         return None
-    return _generated_by(docs[0]) if len(docs) == 1 else None
+    return generated_by(docs[0]) if len(docs) == 1 else None
 
 
-def _generated_by(doc: Any) -> str | None:
+def generated_by(doc: Any) -> str | None:
+    """What the tool emitted a Secret or ConfigMap for (its generated annotation), if it did."""
     if not isinstance(doc, Mapping) or doc.get("kind") not in ("Secret", "ConfigMap"):
         return None
-    metadata = doc.get("metadata")
-    annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
-    value = annotations.get(kubeadm.GENERATED) if isinstance(annotations, Mapping) else None
+    value = targets.annotations_of(doc).get(kubeadm.GENERATED)
     return str(value) if value else None
-
-
-def _existing_secrets(text: str, names: set[str]) -> set[tuple[str | None, str]]:
-    """(namespace, name) of the Secrets in ``text`` that carry one of ``names``."""
-    return _existing(text, names, "Secret")
-
-
-def _existing_config_maps(text: str, names: set[str]) -> set[tuple[str | None, str]]:
-    return _existing(text, names, "ConfigMap")
 
 
 def _existing(text: str, names: set[str], kind: str) -> set[tuple[str | None, str]]:
@@ -263,7 +255,7 @@ def _secrets(result: Result, request: Request, before: str) -> list[str]:
                     "label them with cluster.x-k8s.io/cluster-name or drop spec.nodes.secretName",
                     report.context,
                 )
-    clash = _existing_secrets(before, {ref.name for ref in refs.values()}) & set(refs)
+    clash = _existing(before, {ref.name for ref in refs.values()}, "Secret") & set(refs)
     if clash:
         namespace, name = sorted(clash, key=str)[0]
         raise InputError(

@@ -21,7 +21,6 @@ from typing import Any
 
 from proxy_postrender import engine, stream
 from proxy_postrender.errors import InputError, ProfileError, ProxyPostrenderError
-from proxy_postrender.kubeadm import GENERATED
 from proxy_postrender.request import Request
 
 API_VERSION = "config.kubernetes.io/v1"
@@ -163,10 +162,8 @@ def run(
 
 
 def _generated(item: Any) -> bool:
-    """A Secret the tool emitted (made anew on every run)."""
-    metadata = item.get("metadata") if isinstance(item, Mapping) else None
-    annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
-    return isinstance(annotations, Mapping) and GENERATED in annotations
+    """A Secret or ConfigMap the tool emitted (made anew on every run)."""
+    return engine.generated_by(item) is not None
 
 
 def _key(item: Any) -> tuple[str, str]:

@@ -90,3 +90,10 @@ def walk_objects(obj: Any, path: Path = ()) -> Iterator[tuple[Path, Mapping[str,
             yield from walk_objects(item, (*path, "items", index))
     else:
         yield path, obj
+
+
+def annotations_of(obj: Any) -> Mapping[str, Any]:
+    """The object's metadata.annotations, or an empty mapping when there are none."""
+    metadata = obj.get("metadata") if isinstance(obj, Mapping) else None
+    found = metadata.get("annotations") if isinstance(metadata, Mapping) else None
+    return found if isinstance(found, Mapping) else {}
