@@ -594,6 +594,12 @@ def patches_command(
                 f"{PROG}: warning: {len(skipped)} Cluster API kubeadm objects are not expressed "
                 "as patches; render them in CI instead (docs/flux.md)\n"
             )
+        made = [d for d in yamlio.load_data(result.text) if engine.generated_by(d)]
+        if made:
+            sys.stderr.write(
+                f"{PROG}: warning: the {len(made)} Secrets/ConfigMaps the profile makes are no "
+                "patches; create them beside the HelmRelease (docs/flux.md)\n"
+            )
         return 0
 
     _guarded(run_it)

@@ -15,6 +15,7 @@ from typing import Any
 
 from proxy_postrender import targets, workloads, yamlio
 from proxy_postrender.record import Record
+from proxy_postrender.selection import CA_VOLUME
 
 
 def _nest(path: tuple[str | int, ...], leaf: dict[str, Any]) -> dict[str, Any]:
@@ -39,6 +40,11 @@ def _exclusive(item: Mapping[str, Any]) -> dict[str, Any]:
     return {**item, other: None}
 
 
+def _named(items: Any) -> list[Any]:
+    """The entries named like the tool's CA volume (volumes merge by name, mounts by path)."""
+    return [i for i in items or [] if isinstance(i, Mapping) and i.get("name") == CA_VOLUME]
+
+
 def _patch(obj: Mapping[str, Any]) -> dict[str, Any] | None:
     owned = workloads.parse_entries(Record.read(obj, workloads.ANNOTATION).entries)
     if not owned:
@@ -53,9 +59,7 @@ def _patch(obj: Mapping[str, Any]) -> dict[str, Any] | None:
     body: dict[str, Any] = {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind")}
     body["metadata"] = meta
     for spec_path in targets.pod_spec_paths(obj):
-        spec: Any = obj
-        for step in spec_path:
-            spec = spec.get(step) if isinstance(spec, Mapping) else None
+        spec = workloads.pod_spec_at(obj, spec_path)
         if not isinstance(spec, Mapping):
             continue
         lists: dict[str, Any] = {}
@@ -63,15 +67,22 @@ def _patch(obj: Mapping[str, Any]) -> dict[str, Any] | None:
             entries = []
             for container in spec.get(list_key) or []:
                 names = owned.get(container.get("name"), set())
+                entry: dict[str, Any] = {"name": container["name"]}
                 env = [
                     _exclusive(item)
                     for item in container.get("env") or []
                     if item.get("name") in names
                 ]
                 if env:
-                    entries.append({"name": container["name"], "env": env})
+                    entry["env"] = env
+                if workloads.CA_MARK in names:  # the proxy CA the tool mounted
+                    entry["volumeMounts"] = _named(container.get("volumeMounts"))
+                if len(entry) > 1:
+                    entries.append(entry)
             if entries:
                 lists[list_key] = entries
+        if any("volumeMounts" in e for entries in lists.values() for e in entries):
+            lists["volumes"] = _named(spec.get("volumes"))
         if lists:
             _merge(body, _nest(spec_path, lists))
     return body

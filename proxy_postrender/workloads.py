@@ -113,7 +113,8 @@ def _env_items(container: Mapping[str, Any], where: str) -> list[Mapping[str, An
     return env
 
 
-def _pod_spec(obj: Mapping[str, Any], spec_path: Path) -> Any:
+def pod_spec_at(obj: Mapping[str, Any], spec_path: Path) -> Any:
+    """The pod spec (or template) at ``spec_path``; None when the path leads nowhere."""
     node: Any = obj
     for step in spec_path:
         if isinstance(node, Mapping):
@@ -137,13 +138,13 @@ def plan(obj: Mapping[str, Any], base: Path, request: Request) -> ObjectPlan | N
     settings = request.workloads
     wanted = settings.wanted(request.env)
     if wanted:
-        reason = settings.object_choice(obj, [_pod_spec(obj, p[:-1]) for p in paths])
+        reason = settings.object_choice(obj, [pod_spec_at(obj, p[:-1]) for p in paths])
         if reason is not None:
             result.skipped = reason
             wanted = ()  # not selected: what the tool injected earlier goes
     found = []
     for spec_path in paths:
-        pod_spec = _pod_spec(obj, spec_path)
+        pod_spec = pod_spec_at(obj, spec_path)
         if pod_spec is None:
             continue
         where = ".".join(str(s) for s in spec_path)
@@ -154,7 +155,7 @@ def plan(obj: Mapping[str, Any], base: Path, request: Request) -> ObjectPlan | N
         selection.named_containers(
             obj,
             [c["name"] for _, _, (_, _, c) in found],
-            [_pod_spec(obj, p[:-1]) for p in paths],
+            [pod_spec_at(obj, p[:-1]) for p in paths],
         )
         if wanted
         else None
@@ -196,7 +197,7 @@ def plan(obj: Mapping[str, Any], base: Path, request: Request) -> ObjectPlan | N
             record[name] = owned
         result.containers += 1
     for spec_path in paths:
-        pod_spec = _pod_spec(obj, spec_path)
+        pod_spec = pod_spec_at(obj, spec_path)
         if not isinstance(pod_spec, Mapping) or not (
             spec_path in mounted or spec_path in owned_volume
         ):

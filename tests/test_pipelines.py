@@ -304,3 +304,38 @@ def test_patches_follow_the_profiles_workload_rules(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     listed = yamlio.load_data(proc.stdout.decode())[0]
     assert [p["target"]["namespace"] for p in listed] == ["a"]
+
+
+def test_flux_patches_carry_the_ca_mount_and_name_what_they_cannot(tmp_path: Path) -> None:
+    from tests.helpers import GOLDEN
+
+    kubectl = _tool("kubectl")
+    case = GOLDEN / "ca-workloads"
+    render = case.joinpath("input.yaml").read_text()
+    patches = run_cli(["patches", "profile.yaml"], render.encode(), cwd=case)
+    assert patches.returncode == 0, patches.stderr
+    assert b"Secrets/ConfigMaps the profile makes are no patches" in patches.stderr
+    (tmp_path / "render.yaml").write_text(render)
+    (tmp_path / "kustomization.yaml").write_text(
+        "resources: [render.yaml]\npatches:\n" + patches.stdout.decode()
+    )
+    proc = _run([kubectl, "kustomize", str(tmp_path)], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    direct = [
+        d
+        for d in yamlio.load_data(case.joinpath("expected.yaml").read_text())
+        if d["kind"] != "ConfigMap"
+    ]
+    patched = {d["metadata"]["name"]: d for d in yamlio.load_data(proc.stdout)}
+    for doc in direct:
+        spec = doc["spec"]["template"]["spec"] if doc["kind"] == "Deployment" else None
+        if spec is None:
+            continue
+        got = patched[doc["metadata"]["name"]]["spec"]["template"]["spec"]
+        assert {v["name"] for v in got["volumes"]} == {v["name"] for v in spec["volumes"]}
+        for mine, theirs in zip(got["containers"], spec["containers"], strict=True):
+
+            def mounts(c: Any) -> list[list[tuple[str, Any]]]:
+                return sorted(sorted(m.items()) for m in c.get("volumeMounts", []))
+
+            assert mounts(mine) == mounts(theirs)
