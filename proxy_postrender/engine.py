@@ -15,19 +15,21 @@ from functools import partial
 from typing import Any
 
 from proxy_postrender import (
+    blockread,
     clusterclass,
     credentials,
     custom,
     discovery,
     kubeadm,
+    ops,
     splice,
     stream,
     targets,
     workloads,
-    yamlio,
 )
 from proxy_postrender.environments import Environments
 from proxy_postrender.errors import DocumentContext, InputError
+from proxy_postrender.nodes import Node
 from proxy_postrender.ops import Op, Path
 from proxy_postrender.request import Request
 
@@ -109,6 +111,21 @@ def _discover(segments: list[stream.Segment], request: Request) -> discovery.Clu
     return discover_clusters(segments)
 
 
+def load_documents(text: str) -> list[Any] | None:
+    """The data of every document of a segment (None: it does not parse): the fast
+    block reader, else libyaml."""
+    try:
+        return [blockread.read(text)[1]]
+    except blockread.Declined:
+        pass
+    from proxy_postrender import yamlio
+
+    try:
+        return yamlio.load_data(text)
+    except yamlio.ParseError:
+        return None
+
+
 def discover_clusters(segments: list[stream.Segment]) -> discovery.ClusterIndex:
     """Index the Cluster API objects of a stream; unparsable documents are left out."""
     objects: list[Mapping[str, Any]] = []
@@ -125,9 +142,8 @@ def discover_clusters(segments: list[stream.Segment]) -> discovery.ClusterIndex:
             and not kind.endswith("Cluster")
         ):
             continue
-        try:
-            docs = yamlio.load_data(segment.text)
-        except (yamlio.ParseError, RecursionError):
+        docs = load_documents(segment.text)
+        if docs is None:
             continue  # reported by the main pass when it is a target
         for doc in docs:
             objects += [obj for _, obj in targets.walk_objects(doc)]
@@ -182,11 +198,7 @@ def _refuse_unknown_target(segment: stream.Segment, index: int) -> None:
     the injection in place."""
     if workloads.ANNOTATION not in segment.text and custom.ANNOTATION not in segment.text:
         return
-    try:
-        docs = yamlio.load_data(segment.text)
-    except yamlio.ParseError:
-        return
-    for doc in docs:
+    for doc in load_documents(segment.text) or []:
         for _, obj in targets.walk_objects(doc):
             found = targets.annotations_of(obj)
             if workloads.ANNOTATION in found or custom.ANNOTATION in found:
@@ -199,11 +211,8 @@ def _refuse_unknown_target(segment: stream.Segment, index: int) -> None:
 
 def _generated_secret(segment: stream.Segment) -> str | None:
     """What an earlier run emitted this Secret for (recognised by its annotation), if it did."""
-    try:
-        docs = yamlio.load_data(segment.text)
-    except yamlio.ParseError:
-        return None
-    return generated_by(docs[0]) if len(docs) == 1 else None
+    docs = load_documents(segment.text)
+    return generated_by(docs[0]) if docs is not None and len(docs) == 1 else None
 
 
 def generated_by(doc: Any) -> str | None:
@@ -222,11 +231,7 @@ def _existing(text: str, names: set[str], kind: str) -> set[tuple[str | None, st
             continue
         if not any(name in segment.text for name in names):
             continue
-        try:
-            docs = yamlio.load_data(segment.text)
-        except yamlio.ParseError:
-            continue
-        for doc in docs:
+        for doc in load_documents(segment.text) or []:
             for _, obj in targets.walk_objects(doc):
                 metadata = obj.get("metadata")
                 if obj.get("kind") == kind and isinstance(metadata, Mapping):
@@ -307,17 +312,27 @@ def _process_segment(
         raise InputError("the document is nested too deeply", context) from None
 
 
-def _process_parsed(
-    segment: stream.Segment, index: int, request: Request, envs: Environments, result: Result
-) -> str:
+def _compose(segment: stream.Segment, index: int) -> list[tuple[Node, Any]]:
+    """The full libyaml path: every document of the segment, or the reason it is invalid."""
+    from proxy_postrender import yamlio
+
     try:
-        docs = yamlio.compose(segment.text)
+        return yamlio.compose(segment.text)
     except yamlio.ParseError as exc:
         line = segment.line
         if exc.offset is not None:
             line += segment.text.count("\n", 0, exc.offset)
         context = DocumentContext(index, segment.line, source=segment.helm_source())
         raise InputError(f"invalid YAML at line {line}: {exc.problem}", context) from None
+
+
+def _process_parsed(
+    segment: stream.Segment, index: int, request: Request, envs: Environments, result: Result
+) -> str:
+    try:
+        docs = [blockread.read(segment.text)]
+    except blockread.Declined:
+        docs = _compose(segment, index)
     changes: list[list[Op]] = []
     reports: list[ObjectReport] = []
     for _, data in docs:
@@ -346,9 +361,12 @@ def _process_parsed(
 
 
 def _rewrite(
-    segment: stream.Segment, docs: list[tuple[Any, Any]], changes: list[list[Op]], index: int
+    segment: stream.Segment, docs: list[tuple[Node, Any]], changes: list[list[Op]], index: int
 ) -> tuple[str, str]:
-    expected = yamlio.expected_after([data for _, data in docs], changes)
+    # the data as the change should leave it (changed in place: nothing reads it later)
+    expected = [data for _, data in docs]
+    for data, doc_ops in zip(expected, changes, strict=True):
+        ops.apply(data, doc_ops)
     newline = segment.newline
     styles = [
         splice.detect_style(segment.text, node) if doc_ops else None
@@ -366,6 +384,8 @@ def _rewrite(
             return spliced, "splice"
     except splice.Unsupported:
         pass
+    from proxy_postrender import yamlio
+
     try:
         dumped = yamlio.roundtrip(segment.text, changes, style, newline)
     except yamlio.ParseError:
@@ -392,7 +412,5 @@ def _same_ending(before: str, after: str) -> str:
 
 
 def _matches(text: str, expected: list[Any]) -> bool:
-    try:
-        return yamlio.load_data(text) == expected
-    except yamlio.ParseError:
-        return False
+    docs = load_documents(text)
+    return docs is not None and bool(docs == expected)

@@ -865,15 +865,21 @@ def _build(
 
 
 def _parse_profile_file(path: Path) -> list[Any]:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
-
     try:
         text = path.read_text(encoding="utf-8-sig")
     except OSError as exc:
         raise ProfileError(f"cannot read profile {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise ProfileError(f"profile {path} is not valid UTF-8") from None
+    from proxy_postrender import blockread, stream
+
+    try:  # the common layout, without loading ruamel.yaml (start-up time)
+        return [blockread.read(s.text)[1] for s in stream.split(text) if s.has_content()]
+    except blockread.Declined:
+        pass
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
     try:
         docs = [d for d in YAML(typ="safe").load_all(text) if d is not None]
     except YAMLError as exc:

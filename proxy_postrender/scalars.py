@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # Plain only when the text starts with a letter (so it cannot resolve to a number,
 # date or alias) and uses characters that are inert in block context.
@@ -31,6 +32,7 @@ def _escape(ch: str) -> str:
     return ch
 
 
+@lru_cache(maxsize=4096)
 def render(value: str) -> str:
     """A scalar for ``value``: plain when that is unambiguous, else double-quoted."""
     if _PLAIN_RE.fullmatch(value) and value.lower() not in _RESERVED and not value.endswith(":"):
@@ -54,6 +56,7 @@ def literal_ok(value: str) -> bool:
 _BLOCK_PLAIN_RE = re.compile(r"[A-Za-z/][^\t]*")
 
 
+@lru_cache(maxsize=4096)
 def render_block(value: str) -> str:
     """Like :func:`render`, but for block context only: plain also with spaces and brackets."""
     if (

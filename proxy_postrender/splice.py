@@ -1,6 +1,7 @@
 """Carry out operations by editing the raw text of a document.
 
-Positions come from a C-speed compose (ruamel.yaml.clib / libyaml marks).
+Positions come from :mod:`nodes` trees (the fast block reader's, or libyaml's
+marks converted).
 Only block-style layouts are edited here; anything else raises
 :class:`Unsupported` and the caller falls back to a round-trip dump. New text
 copies the indentation the document already uses.
@@ -14,9 +15,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
-
 from proxy_postrender import scalars
+from proxy_postrender.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from proxy_postrender.ops import (
     AddKey,
     AppendItems,
@@ -52,7 +52,7 @@ class Style:
 
 
 def is_block(node: Node) -> bool:
-    return not getattr(node, "flow_style", False)
+    return not isinstance(node, MappingNode | SequenceNode) or node.block
 
 
 def line_start(text: str, pos: int) -> int:
@@ -78,9 +78,8 @@ def content_end(node: Node) -> int:
         if id(node) in seen:
             raise Unsupported("recursive alias")
         seen.add(id(node))
-        last = node.value[-1]
-        node = last[1] if isinstance(node, MappingNode) else last
-    return int(node.end_mark.index)
+        node = node.value[-1][1] if isinstance(node, MappingNode) else node.value[-1]
+    return node.end
 
 
 def mapping_entry(node: Node, key: str) -> tuple[Node, Node]:
@@ -120,11 +119,13 @@ def detect_style(text: str, root: Node) -> Style:
                 stack.extend(reversed(node.value))
             continue
         for key_node, value in node.value:
-            key_col = column(text, key_node.start_mark.index)
-            if not is_block(value) or not value.value:
+            key_col = column(text, key_node.start)
+            if not isinstance(value, MappingNode | SequenceNode) or not value.block:
+                continue
+            if not value.value:
                 continue
             if isinstance(value, MappingNode) and map_indent is None:
-                map_indent = column(text, value.value[0][0].start_mark.index) - key_col
+                map_indent = column(text, value.value[0][0].start) - key_col
             elif isinstance(value, SequenceNode) and seq_offset is None:
                 with contextlib.suppress(Unsupported):
                     seq_offset = column(text, dash_position(text, value.value[0])) - key_col
@@ -137,7 +138,7 @@ def detect_style(text: str, root: Node) -> Style:
 
 def dash_position(text: str, item: Node) -> int:
     """Offset of the ``-`` that introduces a block sequence item."""
-    pos: int = item.start_mark.index - 1
+    pos: int = item.start - 1
     while pos >= 0 and text[pos] in " \t\r\n":
         pos -= 1
     if pos < 0 or text[pos] != "-" or text[line_start(text, pos) : pos].strip():
@@ -199,14 +200,14 @@ def _insert_lines(text: str, pos: int, lines: Iterable[str], newline: str) -> Ed
 def _is_empty(node: Node) -> bool:
     if isinstance(node, MappingNode | SequenceNode):
         return not node.value
-    return isinstance(node, ScalarNode) and str(node.tag).endswith(":null")
+    return isinstance(node, ScalarNode) and node.null
 
 
 def _clear(text: str, node: Node) -> Edit:
     """Delete every entry of a block mapping that starts on its own line: ``key:`` stays, null."""
     if not isinstance(node, MappingNode) or not is_block(node) or not node.value:
         raise Unsupported("only block mappings are cleared")
-    first = node.value[0][0].start_mark.index
+    first = node.value[0][0].start
     start = line_start(text, first)
     if text[start:first].strip():
         raise Unsupported("mapping does not start on its own line")
@@ -221,9 +222,9 @@ def _collapse(text: str, root: Node, op: SetValue, newline: str) -> Edit:
     key_node, value_node = mapping_entry(parent, str(op.path[-1]))
     if not is_block(value_node):
         raise Unsupported("not a block sequence")
-    colon = text.find(":", key_node.end_mark.index)
+    colon = text.find(":", key_node.end)
     key_line_end = text.find("\n", colon)
-    if colon < 0 or key_line_end < 0 or key_line_end > value_node.start_mark.index:
+    if colon < 0 or key_line_end < 0 or key_line_end > value_node.start:
         raise Unsupported("sequence does not start on the line after its key")
     comment = text[colon + 1 : key_line_end].strip()
     end = next_line_start(text, content_end(value_node))
@@ -242,16 +243,16 @@ def _set_collection(text: str, root: Node, op: SetValue, style: Style, newline: 
     key_node, value_node = mapping_entry(parent, op.path[-1])
     if not _is_empty(value_node):
         raise Unsupported("only empty values are replaced by collections")
-    colon = text.find(":", key_node.end_mark.index)
-    if colon < 0 or text[key_node.end_mark.index : colon].strip():
+    colon = text.find(":", key_node.end)
+    if colon < 0 or text[key_node.end : colon].strip():
         raise Unsupported("no ':' after the key")
-    key_col = column(text, key_node.start_mark.index)
+    key_col = column(text, key_node.start)
     nested = style.map_indent if isinstance(op.value, dict) else style.seq_offset
     lines = _block(op.value, key_col + nested, style)
     if isinstance(value_node, ScalarNode) and not value_node.value:
         # "key:" (perhaps with a comment): a pure insertion after the key's line
         return _insert_lines(text, next_line_start(text, colon + 1), lines, newline)
-    start, end = value_node.start_mark.index, value_node.end_mark.index
+    start, end = value_node.start, value_node.end
     if "#" in text[colon + 1 : start]:
         raise Unsupported("a comment between the key and its value")
     line_end = next_line_start(text, end)
@@ -277,9 +278,9 @@ def _to_edit(text: str, root: Node, op: Op, style: Style, newline: str) -> Edit:
             raise Unsupported("only scalars are replaced in place")
         if node.style in ("|", ">"):
             raise Unsupported("replacement target is a block scalar")
-        if node.start_mark.index == node.end_mark.index:
+        if node.start == node.end:
             raise Unsupported("empty scalar")
-        return Edit(node.start_mark.index, node.end_mark.index, scalars.render(op.value))
+        return Edit(node.start, node.end, scalars.render(op.value))
     if isinstance(op, AppendItems):
         seq = resolve(root, op.path)
         if not isinstance(seq, SequenceNode) or not is_block(seq) or not seq.value:
@@ -288,7 +289,7 @@ def _to_edit(text: str, root: Node, op: Op, style: Style, newline: str) -> Edit:
         dash_col = column(text, dash_position(text, first))
         offset = 2
         if isinstance(first, MappingNode) and first.value:
-            offset = max(2, column(text, first.value[0][0].start_mark.index) - dash_col)
+            offset = max(2, column(text, first.value[0][0].start) - dash_col)
         lines = [line for item in op.items for line in _item(item, dash_col, offset, style)]
         return _insert_lines(text, next_line_start(text, content_end(seq)), lines, newline)
     if isinstance(op, InsertItems):
@@ -304,7 +305,7 @@ def _to_edit(text: str, root: Node, op: Op, style: Style, newline: str) -> Edit:
         mapping = resolve(root, op.path)
         if not isinstance(mapping, MappingNode) or not is_block(mapping) or not mapping.value:
             raise Unsupported("key target is not a block mapping")
-        key_col = column(text, mapping.value[0][0].start_mark.index)
+        key_col = column(text, mapping.value[0][0].start)
         lines = _block({op.key: op.value}, key_col, style)
         return _insert_lines(text, next_line_start(text, content_end(mapping)), lines, newline)
     if isinstance(op, DeleteItem):
@@ -319,8 +320,8 @@ def _to_edit(text: str, root: Node, op: Op, style: Style, newline: str) -> Edit:
         if not isinstance(mapping, MappingNode) or not is_block(mapping) or len(mapping.value) < 2:
             raise Unsupported("delete target is not in a block mapping with other keys")
         key_node, value_node = mapping_entry(mapping, str(op.path[-1]))
-        start = line_start(text, key_node.start_mark.index)
-        if text[start : key_node.start_mark.index].strip():
+        start = line_start(text, key_node.start)
+        if text[start : key_node.start].strip():
             raise Unsupported("key shares its line with a sequence dash")
         return _delete_lines(text, start, next_line_start(text, content_end(value_node)))
     raise TypeError(op)

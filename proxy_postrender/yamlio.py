@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import io
 import re
@@ -12,9 +11,10 @@ from ruamel.yaml import YAML
 from ruamel.yaml.constructor import SafeConstructor
 from ruamel.yaml.cyaml import CSafeLoader
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
-from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
+from proxy_postrender import nodes
 from proxy_postrender import ops as ops_mod
 from proxy_postrender.splice import Style
 
@@ -85,15 +85,63 @@ def _check_expansion(root: Node) -> bool:
     return expanded != unique
 
 
-def shares_nodes(root: Node) -> bool:
+def shares_nodes(root: nodes.Node) -> bool:
     """Whether a list or mapping of the document is reachable twice (through an alias)."""
-    return _check_expansion(root)
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, nodes.MappingNode | nodes.SequenceNode):
+            if id(node) in seen:
+                return True
+            seen.add(id(node))
+            if isinstance(node, nodes.MappingNode):
+                stack.extend(n for pair in node.value for n in pair)
+            else:
+                stack.extend(node.value)
+    return False
+
+
+def scalar_loader() -> Any:
+    """A loader whose resolver and constructors turn plain scalars into data exactly
+    as :func:`compose` does (for the fast block reader)."""
+    return _Loader("")
+
+
+def _convert(root: Node) -> nodes.Node:
+    """libyaml's composed nodes as a :mod:`nodes` tree (shared nodes stay shared)."""
+    memo: dict[int, nodes.Node] = {}
+
+    def convert(node: Node) -> nodes.Node:
+        done = memo.get(id(node))
+        if done is not None:
+            return done
+        start, end = node.start_mark.index, node.end_mark.index
+        out: nodes.Node
+        if isinstance(node, MappingNode):
+            mapping = nodes.MappingNode(start, end, [], not node.flow_style)
+            memo[id(node)] = mapping
+            mapping.value.extend((convert(k), convert(v)) for k, v in node.value)
+            out = mapping
+        elif isinstance(node, SequenceNode):
+            sequence = nodes.SequenceNode(start, end, [], not node.flow_style)
+            memo[id(node)] = sequence
+            sequence.value.extend(convert(v) for v in node.value)
+            out = sequence
+        else:
+            assert isinstance(node, ScalarNode)
+            null = str(node.tag).endswith(":null")
+            out = nodes.ScalarNode(start, end, node.value, node.style or "", null)
+            memo[id(node)] = out
+        return out
+
+    return convert(root)
 
 
 _SURROGATE_RE = re.compile("[\udc80-\udcff]")
 
 
-def compose(text: str) -> list[tuple[Node, Any]]:
+def compose(text: str) -> list[tuple[nodes.Node, Any]]:
     """Every document of ``text`` as (node with marks, constructed data).
 
     The data never shares a list or mapping between two places, so that a
@@ -103,7 +151,7 @@ def compose(text: str) -> list[tuple[Node, Any]]:
     if bad:
         raise ParseError("not valid UTF-8", bad.start())
     loader = _Loader(text)
-    docs: list[tuple[Node, Any]] = []
+    docs: list[tuple[nodes.Node, Any]] = []
     node: Node | None = None
     may_alias = "*" in text  # without an alias indicator no node can be shared
     try:
@@ -112,7 +160,7 @@ def compose(text: str) -> list[tuple[Node, Any]]:
             shared = may_alias and _check_expansion(node)
             data = loader.construct_document(node)
             # aliases expanded: no list or mapping reachable twice
-            docs.append((node, ops_mod.copy_tree(data) if shared else data))
+            docs.append((_convert(node), ops_mod.copy_tree(data) if shared else data))
     except YAMLError as exc:
         raise _error(exc) from None
     except (ValueError, KeyError, TypeError):
@@ -130,15 +178,6 @@ def compose(text: str) -> list[tuple[Node, Any]]:
 
 def load_data(text: str) -> list[Any]:
     return [data for _, data in compose(text)]
-
-
-def expected_after(docs: list[Any], changes: list[list[ops_mod.Op]]) -> list[Any]:
-    result = []
-    for data, doc_ops in zip(docs, changes, strict=True):
-        changed = copy.deepcopy(data)
-        ops_mod.apply(changed, doc_ops)
-        result.append(changed)
-    return result
 
 
 _WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")

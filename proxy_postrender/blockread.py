@@ -1,0 +1,550 @@
+"""A fast, exact reader for the block-style YAML that renderers write.
+
+:func:`read` gives a document's node tree (with offsets) and its data, the
+same as libyaml's compose and ruamel.yaml's safe construction give, or raises
+:class:`Declined` when the text uses anything outside the subset it reads
+exactly. The engine then takes the full libyaml path, so declining costs time,
+never correctness.
+
+The subset: one document of block mappings and block sequences, LF line
+breaks, no tabs; plain scalars on one line; single- and double-quoted scalars
+on one line (common escapes); literal block scalars and simple folded ones;
+flow collections on one line; comments anywhere. Not read: anchors, aliases,
+tags, merge keys, complex keys, directives, multi-line plain, quoted or flow
+values, duplicate keys, CR line breaks. The reader is checked against libyaml
+node by node (``tests/test_blockread.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from proxy_postrender.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+
+class Declined(Exception):
+    """The text is outside the subset this reader reads exactly."""
+
+
+# Characters libyaml refuses or reads as line breaks, plus tab, CR and BOM:
+# any of them sends the document to the full parser.
+_UNREAD = re.compile(
+    "[\t\r\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]"
+)
+_DOUBLE = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_SINGLE = re.compile(r"'((?:[^']|'')*)'")
+_ESCAPES = {
+    "0": "\0",
+    "a": "\a",
+    "b": "\b",
+    "t": "\t",
+    "n": "\n",
+    "v": "\v",
+    "f": "\f",
+    "r": "\r",
+    "e": "\x1b",
+    " ": " ",
+    '"': '"',
+    "/": "/",
+    "\\": "\\",
+    "N": "\x85",
+    "_": "\xa0",
+    "L": "\u2028",
+    "P": "\u2029",
+}
+_ESCAPE = re.compile(r"\\(?:x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))")
+# A plain scalar may not start with these (a few may when a non-space follows).
+_INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
+_FLOW_SCALAR = re.compile(
+    r"""(?:("(?:[^"\\]|\\.)*")|('(?:[^']|'')*')|([^\s,\[\]{}#'"][^,\[\]{}#]*?)) *(?=[,\]}:]|$)"""
+)
+_NULLS = frozenset({"", "~", "null", "Null", "NULL"})
+
+
+def _unescape(body: str) -> str:
+    def one(match: re.Match[str]) -> str:
+        code = match.group(1) or match.group(2) or match.group(3)
+        if code:
+            char = chr(int(code, 16))
+            if 0xD800 <= ord(char) <= 0xDFFF:
+                raise Declined("surrogate escape")
+            return char
+        escaped = _ESCAPES.get(match.group(4))
+        if escaped is None:
+            raise Declined("unknown escape")
+        return escaped
+
+    return _ESCAPE.sub(one, body)
+
+
+# First characters of the plain scalars the loader's implicit resolvers may turn into
+# something other than a string (checked against the loader in the tests).
+IMPLICIT_STARTS = frozenset("!&*+-.0123456789<=FNTfnt~")
+_BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False}
+_BOOLS["FALSE"] = False
+_DECIMAL = re.compile(r"-?(?:0|[1-9][0-9]*)")
+# A character no number, date, infinity or NaN holds ("256Mi", "500m"): a string.
+_NOT_NUMERIC = re.compile(r"[^0-9a-fA-F+\-._: xXoObBtTzZiInN]")
+_DOTTED = re.compile(r"[0-9]+(?:\.[0-9]+){2,}")  # addresses and versions: never numbers
+
+
+class _Resolver:
+    """Plain scalars to data exactly as the full path's loader resolves them.
+
+    Most scalars start with a character no implicit type starts with and are
+    strings; booleans, nulls and decimal integers are read here; the rest go
+    through the loader's own resolver and constructor (cached: the same values
+    recur in every document; ruamel.yaml is imported only then).
+    """
+
+    def __init__(self) -> None:
+        self._loader: Any = None
+        self._cache: dict[str, Any] = {}
+
+    def plain(self, value: str) -> Any:
+        if value[:1] not in IMPLICIT_STARTS:
+            return value if value else None
+        if value in _NULLS:
+            return None
+        found = _BOOLS.get(value)
+        if found is not None:
+            return found
+        if _DECIMAL.fullmatch(value):
+            return int(value)
+        if value == "<<" or value == "=":
+            raise Declined("merge or value key")
+        if _NOT_NUMERIC.search(value) is not None or _DOTTED.fullmatch(value):
+            return value
+        try:
+            return self._cache[value]
+        except KeyError:
+            pass
+        result = self._full(value)
+        if len(self._cache) < 4096:
+            self._cache[value] = result
+        return result
+
+    def _full(self, value: str) -> Any:
+        from ruamel.yaml.nodes import ScalarNode as RuamelScalar
+
+        if self._loader is None:
+            from proxy_postrender import yamlio
+
+            self._loader = yamlio.scalar_loader()
+        loader = self._loader
+        tag = loader.resolve(RuamelScalar, value, (True, False))
+        name = str(tag)
+        if name.endswith((":merge", ":value")):
+            raise Declined("merge or value key")
+        if name.endswith(":str"):
+            return value
+        try:
+            return loader.construct_object(RuamelScalar(tag, value, None, None), deep=True)
+        except Exception as exc:  # a value that does not fit its type: the full path says so
+            raise Declined("unconstructable scalar") from exc
+
+
+_RESOLVER = _Resolver()
+
+
+def resolve_plain(value: str) -> Any:
+    return _RESOLVER.plain(value)
+
+
+class _Reader:
+    __slots__ = ("indent", "lines", "n", "starts", "stripped", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        lines = text.split("\n")
+        self.lines = lines
+        self.n = len(lines)
+        stripped = [line.lstrip(" ") for line in lines]
+        self.stripped = stripped
+        self.indent = [len(a) - len(b) for a, b in zip(lines, stripped, strict=True)]
+        starts = [0] * len(lines)
+        pos = 0
+        for index, line in enumerate(lines):
+            starts[index] = pos
+            pos += len(line) + 1
+        self.starts = starts
+
+    def next_content(self, i: int) -> int:
+        """The first line at or after ``i`` with content (``n`` when none)."""
+        stripped = self.stripped
+        n = self.n
+        while i < n:
+            s = stripped[i]
+            if s and s[0] != "#":
+                return i
+            i += 1
+        return n
+
+    # -- scalars on one line -------------------------------------------------
+
+    def inline(self, s: str, offset: int) -> tuple[Node, Any]:
+        """The value that starts ``s`` (at ``offset``) and ends on its line; ``s`` has
+        no leading spaces and is not empty or a comment."""
+        first = s[0]
+        if first == '"' or first == "'":
+            match = (_DOUBLE if first == '"' else _SINGLE).match(s)
+            if match is None:
+                raise Declined("quoted scalar continues on the next line")
+            _check_tail(s, match.end())
+            body = match.group(1)
+            if first == '"':
+                value = _unescape(body) if "\\" in body else body
+            else:
+                value = body.replace("''", "'")
+            return ScalarNode(offset, offset + match.end(), value, first, False), value
+        if first == "[" or first == "{":
+            node, data, end = _flow(s, 0, offset)
+            _check_tail(s, end)
+            return node, data
+        if first == "|" or first == ">":
+            raise Declined("block scalar")  # handled by the caller
+        if first in _INDICATORS and (first not in "-?:" or len(s) == 1 or s[1] == " "):
+            raise Declined(f"value starts with {first!r}")
+        end = s.find(" #")
+        value = (s if end < 0 else s[:end]).rstrip(" ")
+        if ": " in value or value.endswith(":"):
+            raise Declined("':' in a plain scalar")
+        node = ScalarNode(offset, offset + len(value), value, "", value in _NULLS)
+        return node, value if value[:1] not in IMPLICIT_STARTS else resolve_plain(value)
+
+    def block_scalar(self, i: int, s: str, offset: int, parent_col: int) -> tuple[Node, Any, int]:
+        """A ``|`` or ``>`` scalar whose header is ``s`` on line ``i``; returns the next line."""
+        header = s.split(" #", 1)[0].rstrip(" ")
+        if header not in ("|", "|-", "|+", ">", ">-", ">+"):
+            raise Declined("block scalar header")
+        if len(header) < len(s.rstrip(" ")) and not s[len(header) :].lstrip(" ").startswith("#"):
+            raise Declined("text after a block scalar header")
+        lines, indent, stripped = self.lines, self.indent, self.stripped
+        j = i + 1
+        n = self.n
+        # the content indentation: that of the first non-blank line
+        k = j
+        while k < n and not stripped[k]:
+            if lines[k]:
+                raise Declined("spaces on a leading blank line")
+            k += 1
+        content_col = indent[k] if k < n else 0
+        if k >= n or content_col <= parent_col:
+            raise Declined("empty block scalar")
+        end_line = k
+        while end_line < n:
+            line = lines[end_line]
+            if stripped[end_line]:
+                if indent[end_line] < content_col:
+                    break
+            elif len(line) > content_col:
+                raise Declined("spaces beyond the indentation on a blank line")
+            end_line += 1
+        # trailing blank lines belong to the scalar (its end is the line after them)
+        last = end_line
+        while last > k and not stripped[last - 1]:
+            last -= 1
+        body = [line[content_col:] for line in lines[j:last]]
+        trailing = end_line - last
+        if end_line >= n:
+            if not self.text.endswith("\n"):
+                raise Declined("block scalar at the end of a text without a final newline")
+            trailing -= 1  # the split's empty last element is not a line
+        kind, chomp = header[0], header[1:]
+        if kind == ">":
+            if any(not part or part[0] == " " for part in body):
+                raise Declined("folded scalar with blank or more-indented lines")
+            value = " ".join(body)
+        else:
+            value = "\n".join(body)
+        if chomp == "-":
+            pass
+        elif chomp == "+":
+            value += "\n" * (1 + trailing)
+        else:
+            value += "\n"
+        end = self.starts[end_line] if end_line < n else len(self.text)
+        return ScalarNode(offset, end, value, kind, False), value, end_line
+
+    # -- block collections ---------------------------------------------------
+
+    def node_at(self, i: int) -> tuple[Node, Any, int]:
+        """The block collection starting on content line ``i``; returns the next line."""
+        s = self.stripped[i]
+        col = self.indent[i]
+        if s[0] == "-" and (len(s) == 1 or s[1] == " "):
+            return self.sequence(i, col)
+        return self.mapping(i, col, s, self.starts[i] + col)
+
+    def value_after(
+        self, i: int, rest: str, offset: int, mark: int, col: int, indentless_ok: bool
+    ) -> tuple[Node, Any, int]:
+        """The value after a key or dash at column ``col`` on line ``i``: ``rest`` is the
+        text after the indicator (stripped of leading spaces) at ``offset``; ``mark`` is
+        just after the indicator."""
+        if rest and rest[0] != "#":
+            first = rest[0]
+            if first == "|" or first == ">":
+                return self.block_scalar(i, rest, offset, col)
+            node, data = self.inline(rest, offset)
+            return node, data, i + 1
+        j = self.next_content(i + 1)
+        if j < self.n:
+            jcol = self.indent[j]
+            s = self.stripped[j]
+            dash = s[0] == "-" and (len(s) == 1 or s[1] == " ")
+            if jcol > col or (jcol == col and dash and indentless_ok):
+                if not dash and not _looks_like_key(s):
+                    raise Declined("multi-line scalar")
+                return self.node_at(j)
+        # nothing nested: null, marked just after the indicator
+        return ScalarNode(mark, mark, "", "", True), None, i + 1
+
+    def mapping(self, i: int, col: int, s: str, offset: int) -> tuple[Node, Any, int]:
+        """A block mapping whose first key is ``s`` at ``offset`` (line ``i``, column ``col``)."""
+        pairs: list[tuple[Node, Node]] = []
+        data: dict[Any, Any] = {}
+        indent, stripped, starts = self.indent, self.stripped, self.starts
+        n = self.n
+        start = offset
+        while True:
+            key_node, key, after = _key(s, offset)
+            rest = s[after:].lstrip(" ")
+            rest_offset = offset + len(s) - len(rest)
+            value_node, value, i = self.value_after(i, rest, rest_offset, offset + after, col, True)
+            if key in data or (type(key) is not str and not _plain_key(key)):
+                raise Declined("duplicate or unusual key")
+            data[key] = value
+            pairs.append((key_node, value_node))
+            i = self.next_content(i)
+            if i >= n or indent[i] < col:
+                break
+            if indent[i] > col:
+                raise Declined("indentation")
+            s = stripped[i]
+            if s[0] == "-" and (len(s) == 1 or s[1] == " "):
+                break  # an indentless sequence's next item: the caller decides
+            offset = starts[i] + col
+        return MappingNode(start, _last_end(pairs[-1][1]), pairs, True), data, i
+
+    def sequence(self, i: int, col: int) -> tuple[Node, Any, int]:
+        """A block sequence whose first dash is on line ``i`` at column ``col``."""
+        items: list[Node] = []
+        data: list[Any] = []
+        indent, stripped, starts = self.indent, self.stripped, self.starts
+        n = self.n
+        start = starts[i] + col
+        while True:
+            s = stripped[i]
+            rest = s[1:].lstrip(" ")
+            rest_offset = starts[i] + col + len(s) - len(rest)
+            if rest and rest[0] != "#" and _looks_like_key(rest):
+                node, value, i = self.mapping(i, rest_offset - starts[i], rest, rest_offset)
+            elif rest[:1] == "-" and (len(rest) == 1 or rest[1] == " "):
+                raise Declined("nested sequence on one line")
+            else:
+                mark = starts[i] + col + 1
+                node, value, i = self.value_after(i, rest, rest_offset, mark, col, False)
+                if isinstance(node, ScalarNode) and node.null and not rest:
+                    raise Declined("null sequence item")
+            items.append(node)
+            data.append(value)
+            i = self.next_content(i)
+            if i >= n or indent[i] < col:
+                break
+            if indent[i] > col:
+                raise Declined("indentation")
+            s = stripped[i]
+            if not (s[0] == "-" and (len(s) == 1 or s[1] == " ")):
+                break  # the end of an indentless sequence; the caller checks the line
+        return SequenceNode(start, _last_end(items[-1]), items, True), data, i
+
+
+def _plain_key(key: Any) -> bool:
+    return isinstance(key, int | float | bool)
+
+
+def _last_end(node: Node) -> int:
+    return node.end
+
+
+def _check_tail(s: str, end: int) -> None:
+    """After a quoted or flow value: only spaces and a comment may follow."""
+    tail = s[end:]
+    if tail and (tail[0] != " " or tail.lstrip(" ")[:1] not in ("", "#")):
+        raise Declined("text after a value")
+
+
+def _looks_like_key(s: str) -> bool:
+    """Whether a line's content is a ``key: value`` (or ``key:``) entry."""
+    first = s[0]
+    if first == '"' or first == "'":
+        match = (_DOUBLE if first == '"' else _SINGLE).match(s)
+        if match is None:
+            return False
+        tail = s[match.end() :].lstrip(" ")
+        return tail[:1] == ":" and (len(tail) == 1 or tail[1] == " ")
+    if first == "#":
+        return False
+    colon = s.find(": ")
+    comment = s.find(" #")
+    if colon >= 0 and (comment < 0 or colon < comment):
+        return True
+    body = s if comment < 0 else s[:comment]
+    return body.rstrip(" ").endswith(":")
+
+
+def _key(s: str, offset: int) -> tuple[ScalarNode, Any, int]:
+    """The key that starts ``s``: (node, data, index just after its ':')."""
+    first = s[0]
+    if first == '"' or first == "'":
+        match = (_DOUBLE if first == '"' else _SINGLE).match(s)
+        if match is None:
+            raise Declined("quoted key continues on the next line")
+        body = match.group(1)
+        if first == '"':
+            value = _unescape(body) if "\\" in body else body
+        else:
+            value = body.replace("''", "'")
+        end = match.end()
+        colon = end + len(s[end:]) - len(s[end:].lstrip(" "))
+        if s[colon : colon + 1] != ":" or (len(s) > colon + 1 and s[colon + 1] != " "):
+            raise Declined("quoted key without ':'")
+        return ScalarNode(offset, offset + end, value, first, False), value, colon + 1
+    if first in _INDICATORS and (first not in "-:" or len(s) == 1 or s[1] == " "):
+        raise Declined(f"key starts with {first!r}")
+    colon = s.find(": ")
+    if colon < 0:
+        comment = s.find(" #")
+        body = (s if comment < 0 else s[:comment]).rstrip(" ")
+        if not body.endswith(":"):
+            raise Declined("not a key")
+        colon = len(body) - 1
+    key_text = s[:colon].rstrip(" ")
+    if " #" in key_text or not key_text or len(key_text) > 1000:
+        raise Declined("unusual key")
+    key = key_text if key_text[0] not in IMPLICIT_STARTS else resolve_plain(key_text)
+    null = key_text in _NULLS
+    return ScalarNode(offset, offset + len(key_text), key_text, "", null), key, colon + 1
+
+
+def _flow(s: str, pos: int, offset: int) -> tuple[Node, Any, int]:
+    """A flow collection on one line starting at ``s[pos]``; returns (node, data, end)."""
+    opener = s[pos]
+    closer = "]" if opener == "[" else "}"
+    start = offset + pos
+    items: list[Any] = []
+    data_items: list[Any] = []
+    pos += 1
+    expect_item = True
+    while True:
+        pos = _skip_spaces(s, pos)
+        char = s[pos : pos + 1]
+        if char == closer:
+            end = pos + 1
+            break
+        if char == ",":
+            if expect_item:
+                raise Declined("empty flow entry")
+            expect_item = True
+            pos += 1
+            continue
+        if not expect_item:
+            raise Declined("flow entries without ','")
+        node, value, pos = _flow_value(s, pos, offset)
+        if opener == "{":
+            if s[pos : pos + 1] != ":":
+                raise Declined("flow mapping entry without ':'")
+            if s[pos + 1 : pos + 2] not in (" ", ",", "}") and not (
+                isinstance(node, ScalarNode) and node.style
+            ):
+                raise Declined("':' in a flow plain scalar")
+            vnode, vvalue, pos = _flow_value(s, _skip_spaces(s, pos + 1), offset)
+            if not isinstance(value, str | int | float | bool) or any(
+                value == k for k, _ in data_items
+            ):
+                raise Declined("flow mapping key")
+            items.append((node, vnode))
+            data_items.append((value, vvalue))
+        else:
+            if s[pos : pos + 1] == ":":
+                raise Declined("single-pair mapping in a flow sequence")
+            items.append(node)
+            data_items.append(value)
+        expect_item = False
+    if opener == "[":
+        return SequenceNode(start, offset + end, items, False), data_items, end
+    return MappingNode(start, offset + end, items, False), dict(data_items), end
+
+
+def _skip_spaces(s: str, pos: int) -> int:
+    while pos < len(s) and s[pos] == " ":
+        pos += 1
+    return pos
+
+
+def _flow_value(s: str, pos: int, offset: int) -> tuple[Node, Any, int]:
+    """One flow entry's key or value at ``s[pos]``; returns (node, data, position after it
+    and the spaces that follow)."""
+    char = s[pos : pos + 1]
+    if char == "[" or char == "{":
+        node, value, end = _flow(s, pos, offset)
+        return node, value, _skip_spaces(s, end)
+    match = _FLOW_SCALAR.match(s, pos)
+    if match is None:
+        raise Declined("flow scalar")
+    double, single, plain = match.groups()
+    node, value = _flow_scalar(match, double, single, plain, offset)
+    return node, value, match.end()
+
+
+def _flow_scalar(
+    match: re.Match[str], double: str | None, single: str | None, plain: str | None, offset: int
+) -> tuple[ScalarNode, Any]:
+    if double is not None:
+        body = double[1:-1]
+        value = _unescape(body) if "\\" in body else body
+        start = offset + match.start(1)
+        return ScalarNode(start, start + len(double), value, '"', False), value
+    if single is not None:
+        value = single[1:-1].replace("''", "'")
+        start = offset + match.start(2)
+        return ScalarNode(start, start + len(single), value, "'", False), value
+    assert plain is not None
+    text = plain.rstrip(" ")
+    first = text[0]
+    if (first in _INDICATORS and (first not in "-?:" or len(text) == 1 or text[1] == " ")) or (
+        ": " in text or text.endswith(":")
+    ):
+        raise Declined("flow plain scalar")
+    start = offset + match.start(3)
+    node = ScalarNode(start, start + len(text), text, "", text in _NULLS)
+    return node, resolve_plain(text)
+
+
+def read(text: str) -> tuple[Node, Any]:
+    """The one document of ``text`` (a stream segment) as (node tree, data)."""
+    if _UNREAD.search(text) is not None:
+        raise Declined("tab, CR, BOM or a character libyaml refuses")
+    reader = _Reader(text)
+    i = reader.next_content(0)
+    if i >= reader.n:
+        raise Declined("no content")
+    s = reader.stripped[i]
+    if s.startswith("---"):
+        if s.rstrip(" ") != "---" or reader.indent[i]:
+            raise Declined("content on the '---' line")
+        i = reader.next_content(i + 1)
+        if i >= reader.n:
+            raise Declined("no content")
+        s = reader.stripped[i]
+    if reader.indent[i] or not _looks_like_key(s) or s[0] == "%":
+        raise Declined("the document is not a block mapping at column 0")
+    try:
+        node, data, i = reader.mapping(i, 0, s, reader.starts[i])
+    except RecursionError:
+        raise Declined("nested too deeply") from None
+    if reader.next_content(i) < reader.n:
+        raise Declined("more content after the root mapping")
+    return node, data

@@ -1,0 +1,232 @@
+"""The fast block reader against libyaml: whatever it accepts, it reads exactly as the
+full path does (data, node kinds, offsets), and whatever libyaml refuses, it declines."""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from proxy_postrender import blockread, nodes, stream, yamlio
+from tests.golden import load_cases
+from tests.helpers import FIXTURES
+from tests.test_fuzz import ALPHABET
+
+BAD_INPUTS = Path(__file__).resolve().parent / "bad_inputs"
+
+
+def _shape(node: nodes.Node, text: str) -> Any:
+    """What the splicer relies on: kinds, block or flow, values, starts, scalar ends."""
+    if isinstance(node, nodes.MappingNode):
+        pairs = [(_shape(k, text), _shape(v, text)) for k, v in node.value]
+        return ("map", node.block, node.start, pairs)
+    if isinstance(node, nodes.SequenceNode):
+        return ("seq", node.block, node.start, [_shape(v, text) for v in node.value])
+    assert isinstance(node, nodes.ScalarNode)
+    return ("scalar", node.value, node.style, node.null, node.start, node.end)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Data equality in which NaN equals NaN and types must match (1 is not True)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float) and math.isnan(a):
+        return math.isnan(b)
+    return bool(a == b)
+
+
+def check_segment(text: str) -> bool:
+    """Compare the two readers on one segment; return whether the fast one accepted it."""
+    try:
+        node, data = blockread.read(text)
+    except blockread.Declined:
+        return False
+    try:
+        docs = yamlio.compose(text)
+    except yamlio.ParseError as exc:
+        raise AssertionError(f"accepted what libyaml refuses ({exc.problem}):\n{text}") from None
+    assert len(docs) == 1, text
+    full_node, full_data = docs[0]
+    assert _same(data, full_data), f"data differs:\n{text}\n{data!r}\n{full_data!r}"
+    assert _shape(node, text) == _shape(full_node, text), f"nodes differ:\n{text}"
+    return True
+
+
+def _inputs() -> list[tuple[str, str]]:
+    found = [
+        (case.name, case.input.decode("utf-8-sig", "surrogateescape")) for case in load_cases()
+    ]
+    found += [
+        (path.name, path.read_bytes().decode("utf-8", "surrogateescape"))
+        for path in sorted(BAD_INPUTS.glob("*.yaml"))
+    ]
+    found.append(("demo", (FIXTURES / "demo" / "rendered.yaml").read_text()))
+    return found
+
+
+@pytest.mark.parametrize(("name", "text"), _inputs(), ids=[name for name, _ in _inputs()])
+def test_fixtures_read_exactly_or_declined(name: str, text: str) -> None:
+    for segment in stream.split(text):
+        if segment.has_content():
+            check_segment(segment.text)
+
+
+def test_the_demo_render_is_read_without_the_full_parser() -> None:
+    """The common layout is inside the subset: every document of a real Helm render."""
+    text = (FIXTURES / "demo" / "rendered.yaml").read_text()
+    segments = [s for s in stream.split(text) if s.has_content()]
+    assert segments
+    assert all(check_segment(s.text) for s in segments)
+
+
+CASES = [
+    "a: 1\nb: [x, 'y', \"z\"]\nc: {d: e, f: [1, 2]}\n",
+    "a:\n- 1\n-   b: c\n    d: e\n- [x]\n",
+    "a: |\n  x\n\n  y\n\nb: |-\n    z\nc: |+\n  k\n\n",
+    "a: >\n  x\n  y\nb: >-\n  z\n",
+    "a:   # c\n  b: c   # c\n  # c\n  d:\n  e: ~\n",
+    "'a b': \"c\\td\\u00e9\"\n\"k\": 'it''s'\n",
+    "a: 1.5\nb: 0x1f\nc: true\nd: 2024-01-02\ne: .inf\nf: -3\ng: +4\nh: 0o17\n",
+    "a: - b\n",
+    "a: b: c\n",
+    "a: 'b\n  c'\n",
+    "a: [b,\n  c]\n",
+    "a: &x 1\nb: *x\n",
+    "a: !!str 1\n",
+    "<<: {a: 1}\n",
+    "a: 1\na: 2\n",
+    "a:\n  b\n  c\n",
+    "a: b\n  c\n",
+    "a:\n  - b\n  c: d\n",
+    "? a\n: b\n",
+    'a: "\\q"\n',
+    "a: [b, , c]\n",
+    "a: {b}\n",
+    "a: [b: c]\n",
+    "a: 2024-02-30\n",
+    "a: |2\n   x\n",
+    "a: |\n  x\n b: c\n",
+    "---\na: 1\n",
+    "# Source: x\n---\n# c\na: 1\n...\n",
+    "a:\n-\n- b\n",
+    "a: 'x' y\n",
+    "a: [x] y\n",
+    "a: {b: [c, {d: e}], 'f': \"g\"}\n",
+    "a: x #c\nb: x#c\nc: -x\nd: :x\ne: ?x\n",
+]
+
+
+@pytest.mark.parametrize("text", CASES)
+def test_hand_picked_cases(text: str) -> None:
+    check_segment(text)
+
+
+def test_hand_picked_common_cases_are_read() -> None:
+    for text in CASES[:7]:
+        assert check_segment(text), text
+
+
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "300"))
+SEEDS = [text for _, text in _inputs()] + CASES
+
+
+@st.composite
+def mutated_segment(draw: st.DrawFn) -> str:
+    text = draw(st.sampled_from(SEEDS))
+    segments = [s.text for s in stream.split(text) if s.has_content()]
+    text = draw(st.sampled_from(segments)) if segments else text
+    for _ in range(draw(st.integers(1, 6))):
+        if not text:
+            break
+        at = draw(st.integers(0, len(text) - 1))
+        action = draw(st.sampled_from(["insert", "delete", "replace"]))
+        piece = draw(st.sampled_from(ALPHABET))
+        if action == "insert":
+            text = text[:at] + piece + text[at:]
+        elif action == "delete":
+            text = text[:at] + text[at + draw(st.integers(1, 10)) :]
+        else:
+            text = text[:at] + piece + text[at + 1 :]
+    return text
+
+
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(mutated_segment())
+def test_mutated_segments_read_exactly_or_declined(text: str) -> None:
+    check_segment(text)
+
+
+def test_implicit_starts_match_the_loader() -> None:
+    """Plain scalars starting elsewhere are strings for the full path's resolver too."""
+    loader = yamlio.scalar_loader()
+    assert {k for k in loader.yaml_implicit_resolvers if k} == set(blockread.IMPLICIT_STARTS)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "0",
+        "-0",
+        "7",
+        "-12",
+        "+4",
+        "017",
+        "0x1f",
+        "0o17",
+        "1_000",
+        "1.5",
+        "-.5",
+        ".inf",
+        "true",
+        "True",
+        "TRUE",
+        "false",
+        "FALSE",
+        "tRue",
+        "null",
+        "Null",
+        "NULL",
+        "~",
+        "nULL",
+        "2024-01-02",
+        "2024-01-02T10:00:00Z",
+        "<<",
+        "=",
+        "yes",
+        "no",
+        "on",
+        "1e3",
+        "256Mi",
+        "500m",
+        "-",
+        "0.0.1",
+    ],
+)
+def test_plain_scalars_resolve_as_the_loader_does(value: str) -> None:
+    text = f"a: {value}\n"
+    try:
+        _, data = blockread.read(text)
+    except blockread.Declined:
+        return
+    assert _same(data, yamlio.load_data(text)[0])
+
+
+@pytest.mark.parametrize(
+    "value", ["256Mi", "500m", "1Gi", "0.5s", "3h", "1.2.3-rc1", "-x", "+y", "127.0.0.1", "1.2.3"]
+)
+def test_strings_that_start_like_numbers(value: str) -> None:
+    _, data = blockread.read(f"a: {value}\n")
+    assert _same(data, yamlio.load_data(f"a: {value}\n")[0])
