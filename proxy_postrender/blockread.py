@@ -273,7 +273,7 @@ class _Reader:
         """The block collection starting on content line ``i``; returns the next line."""
         s = self.stripped[i]
         col = self.indent[i]
-        if s[0] == "-" and (len(s) == 1 or s[1] == " "):
+        if _is_dash(s):
             return self.sequence(i, col)
         return self.mapping(i, col, s, self.starts[i] + col)
 
@@ -293,7 +293,7 @@ class _Reader:
         if j < self.n:
             jcol = self.indent[j]
             s = self.stripped[j]
-            dash = s[0] == "-" and (len(s) == 1 or s[1] == " ")
+            dash = _is_dash(s)
             if jcol > col or (jcol == col and dash and indentless_ok):
                 if not dash and not _looks_like_key(s):
                     raise Declined("multi-line scalar")
@@ -301,12 +301,20 @@ class _Reader:
         # nothing nested: null, marked just after the indicator
         return ScalarNode(mark, mark, "", "", True), None, i + 1
 
+    def sibling(self, i: int, col: int) -> tuple[int, bool]:
+        """The next content line at or after ``i``, and whether it continues a collection
+        at column ``col`` (a shallower line ends it; a deeper one is not read)."""
+        i = self.next_content(i)
+        if i >= self.n or self.indent[i] < col:
+            return i, False
+        if self.indent[i] > col:
+            raise Declined("indentation")
+        return i, True
+
     def mapping(self, i: int, col: int, s: str, offset: int) -> tuple[Node, Any, int]:
         """A block mapping whose first key is ``s`` at ``offset`` (line ``i``, column ``col``)."""
         pairs: list[tuple[Node, Node]] = []
         data: dict[Any, Any] = {}
-        indent, stripped, starts = self.indent, self.stripped, self.starts
-        n = self.n
         start = offset
         while True:
             key_node, key, after = _key(s, offset)
@@ -317,31 +325,26 @@ class _Reader:
                 raise Declined("duplicate or unusual key")
             data[key] = value
             pairs.append((key_node, value_node))
-            i = self.next_content(i)
-            if i >= n or indent[i] < col:
-                break
-            if indent[i] > col:
-                raise Declined("indentation")
-            s = stripped[i]
-            if s[0] == "-" and (len(s) == 1 or s[1] == " "):
-                break  # an indentless sequence's next item: the caller decides
-            offset = starts[i] + col
-        return MappingNode(start, _last_end(pairs[-1][1]), pairs, True), data, i
+            i, more = self.sibling(i, col)
+            if not more or _is_dash(self.stripped[i]):
+                break  # a dash here is an indentless sequence's next item: the caller's
+            s = self.stripped[i]
+            offset = self.starts[i] + col
+        return MappingNode(start, pairs[-1][1].end, pairs, True), data, i
 
     def sequence(self, i: int, col: int) -> tuple[Node, Any, int]:
         """A block sequence whose first dash is on line ``i`` at column ``col``."""
         items: list[Node] = []
         data: list[Any] = []
-        indent, stripped, starts = self.indent, self.stripped, self.starts
-        n = self.n
+        starts = self.starts
         start = starts[i] + col
         while True:
-            s = stripped[i]
+            s = self.stripped[i]
             rest = s[1:].lstrip(" ")
             rest_offset = starts[i] + col + len(s) - len(rest)
             if rest and rest[0] != "#" and _looks_like_key(rest):
                 node, value, i = self.mapping(i, rest_offset - starts[i], rest, rest_offset)
-            elif rest[:1] == "-" and (len(rest) == 1 or rest[1] == " "):
+            elif _is_dash(rest):
                 raise Declined("nested sequence on one line")
             else:
                 mark = starts[i] + col + 1
@@ -350,23 +353,19 @@ class _Reader:
                     raise Declined("null sequence item")
             items.append(node)
             data.append(value)
-            i = self.next_content(i)
-            if i >= n or indent[i] < col:
-                break
-            if indent[i] > col:
-                raise Declined("indentation")
-            s = stripped[i]
-            if not (s[0] == "-" and (len(s) == 1 or s[1] == " ")):
+            i, more = self.sibling(i, col)
+            if not more or not _is_dash(self.stripped[i]):
                 break  # the end of an indentless sequence; the caller checks the line
-        return SequenceNode(start, _last_end(items[-1]), items, True), data, i
+        return SequenceNode(start, items[-1].end, items, True), data, i
 
 
 def _plain_key(key: Any) -> bool:
     return isinstance(key, int | float | bool)
 
 
-def _last_end(node: Node) -> int:
-    return node.end
+def _is_dash(s: str) -> bool:
+    """Whether a line's content starts a block sequence entry."""
+    return s[:1] == "-" and (len(s) == 1 or s[1] == " ")
 
 
 def _check_tail(s: str, end: int) -> None:
