@@ -8,7 +8,7 @@ TOOLS := $(CURDIR)/.cache/tools
 HELM3 := $(TOOLS)/helm3/helm
 HELM4 := $(TOOLS)/helm4/helm
 
-.PHONY: venv demo test lint validate bench helm clients golden fuzz clean
+.PHONY: venv demo test lint validate bench bench-profile helm clients golden fuzz clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -45,8 +45,21 @@ validate: $(STAMP)
 	$(BIN)/proxy-postrender fixtures/demo/profile.yaml < fixtures/demo/rendered.yaml > .cache/demo-out.yaml
 	$(BIN)/python -m tests.validate .cache/demo-out.yaml
 
-bench: $(STAMP) helm
+## bench: issue-7 benchmarks against Helm, kustomize, cat (BENCH_QUICK=1: a smoke run; see bench/run.py)
+BENCH_STAMP := $(VENV)/.bench-installed
+
+$(BENCH_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[bench]'
+	touch $@
+
+bench: $(BENCH_STAMP) helm
+	$(BIN)/python -m compileall -q proxy_postrender
 	HELM3_BIN=$(HELM3) HELM4_BIN=$(HELM4) $(BIN)/python bench/run.py
+
+## bench-profile: cProfile of the engine in-process (dense, pass-through, capi) and -X importtime
+bench-profile: $(STAMP) helm
+	$(BIN)/python -m compileall -q proxy_postrender
+	HELM3_BIN=$(HELM3) $(BIN)/python bench/profile.py all
 
 ## fuzz: the fuzz test with many more examples (FUZZ_EXAMPLES, default 20000)
 fuzz: $(STAMP)
