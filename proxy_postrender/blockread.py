@@ -192,11 +192,7 @@ class _Reader:
             if match is None:
                 raise Declined("quoted scalar continues on the next line")
             _check_tail(s, match.end())
-            body = match.group(1)
-            if first == '"':
-                value = _unescape(body) if "\\" in body else body
-            else:
-                value = body.replace("''", "'")
+            value = _quoted(first, match.group(1))
             return ScalarNode(offset, offset + match.end(), value, first, False), value
         if first == "[" or first == "{":
             node, data, end = _flow(s, 0, offset)
@@ -204,7 +200,7 @@ class _Reader:
             return node, data
         if first == "|" or first == ">":
             raise Declined("block scalar")  # handled by the caller
-        if first in _INDICATORS and (first not in "-?:" or len(s) == 1 or s[1] == " "):
+        if _indicator_start(s, "-?:"):
             raise Declined(f"value starts with {first!r}")
         end = s.find(" #")
         value = (s if end < 0 else s[:end]).rstrip(" ")
@@ -321,7 +317,7 @@ class _Reader:
             rest = s[after:].lstrip(" ")
             rest_offset = offset + len(s) - len(rest)
             value_node, value, i = self.value_after(i, rest, rest_offset, offset + after, col, True)
-            if key in data or (type(key) is not str and not _plain_key(key)):
+            if key in data or not _usable_key(key):
                 raise Declined("duplicate or unusual key")
             data[key] = value
             pairs.append((key_node, value_node))
@@ -359,8 +355,23 @@ class _Reader:
         return SequenceNode(start, items[-1].end, items, True), data, i
 
 
-def _plain_key(key: Any) -> bool:
-    return isinstance(key, int | float | bool)
+def _usable_key(key: Any) -> bool:
+    """Keys read here: strings and numbers (null and collections go to the full path)."""
+    return type(key) is str or isinstance(key, int | float | bool)
+
+
+def _quoted(quote: str, body: str) -> str:
+    """The value of a quoted scalar on one line, from the text between its quotes."""
+    if quote == "'":
+        return body.replace("''", "'")
+    return _unescape(body) if "\\" in body else body
+
+
+def _indicator_start(s: str, allowed: str) -> bool:
+    """Whether ``s`` starts with an indicator that cannot start a plain scalar
+    (those in ``allowed`` can, when a non-space follows)."""
+    first = s[0]
+    return first in _INDICATORS and (first not in allowed or len(s) == 1 or s[1] == " ")
 
 
 def _is_dash(s: str) -> bool:
@@ -401,17 +412,13 @@ def _key(s: str, offset: int) -> tuple[ScalarNode, Any, int]:
         match = (_DOUBLE if first == '"' else _SINGLE).match(s)
         if match is None:
             raise Declined("quoted key continues on the next line")
-        body = match.group(1)
-        if first == '"':
-            value = _unescape(body) if "\\" in body else body
-        else:
-            value = body.replace("''", "'")
+        value = _quoted(first, match.group(1))
         end = match.end()
         colon = end + len(s[end:]) - len(s[end:].lstrip(" "))
         if s[colon : colon + 1] != ":" or (len(s) > colon + 1 and s[colon + 1] != " "):
             raise Declined("quoted key without ':'")
         return ScalarNode(offset, offset + end, value, first, False), value, colon + 1
-    if first in _INDICATORS and (first not in "-:" or len(s) == 1 or s[1] == " "):
+    if _indicator_start(s, "-:"):
         raise Declined(f"key starts with {first!r}")
     colon = s.find(": ")
     if colon < 0:
@@ -460,9 +467,7 @@ def _flow(s: str, pos: int, offset: int) -> tuple[Node, Any, int]:
             ):
                 raise Declined("':' in a flow plain scalar")
             vnode, vvalue, pos = _flow_value(s, _skip_spaces(s, pos + 1), offset)
-            if not isinstance(value, str | int | float | bool) or any(
-                value == k for k, _ in data_items
-            ):
+            if not _usable_key(value) or any(value == k for k, _ in data_items):
                 raise Declined("flow mapping key")
             items.append((node, vnode))
             data_items.append((value, vvalue))
@@ -501,21 +506,14 @@ def _flow_value(s: str, pos: int, offset: int) -> tuple[Node, Any, int]:
 def _flow_scalar(
     match: re.Match[str], double: str | None, single: str | None, plain: str | None, offset: int
 ) -> tuple[ScalarNode, Any]:
-    if double is not None:
-        body = double[1:-1]
-        value = _unescape(body) if "\\" in body else body
-        start = offset + match.start(1)
-        return ScalarNode(start, start + len(double), value, '"', False), value
-    if single is not None:
-        value = single[1:-1].replace("''", "'")
-        start = offset + match.start(2)
-        return ScalarNode(start, start + len(single), value, "'", False), value
+    quoted = double if double is not None else single
+    if quoted is not None:
+        value = _quoted(quoted[0], quoted[1:-1])
+        start = offset + match.start(1 if double is not None else 2)
+        return ScalarNode(start, start + len(quoted), value, quoted[0], False), value
     assert plain is not None
     text = plain.rstrip(" ")
-    first = text[0]
-    if (first in _INDICATORS and (first not in "-?:" or len(text) == 1 or text[1] == " ")) or (
-        ": " in text or text.endswith(":")
-    ):
+    if _indicator_start(text, "-?:") or ": " in text or text.endswith(":"):
         raise Declined("flow plain scalar")
     start = offset + match.start(3)
     node = ScalarNode(start, start + len(text), text, "", text in _NULLS)
