@@ -122,6 +122,9 @@ CASES = [
     "a: [x] y\n",
     "a: {b: [c, {d: e}], 'f': \"g\"}\n",
     "a: x #c\nb: x#c\nc: -x\nd: :x\ne: ?x\n",
+    "a: {?b: c}\n",  # found by fuzzing: flow plain scalars starting with '?' or ':'
+    "a: {:b: c}\n",
+    "a: [?b, :c, -d]\n",
 ]
 
 
