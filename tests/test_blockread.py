@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from proxy_postrender import blockread, nodes, stream, yamlio
 from tests.golden import load_cases
 from tests.helpers import FIXTURES
-from tests.test_fuzz import ALPHABET
+from tests.test_fuzz import mutate
 
 BAD_INPUTS = Path(__file__).resolve().parent / "bad_inputs"
 
@@ -147,19 +147,7 @@ def mutated_segment(draw: st.DrawFn) -> str:
     text = draw(st.sampled_from(SEEDS))
     segments = [s.text for s in stream.split(text) if s.has_content()]
     text = draw(st.sampled_from(segments)) if segments else text
-    for _ in range(draw(st.integers(1, 6))):
-        if not text:
-            break
-        at = draw(st.integers(0, len(text) - 1))
-        action = draw(st.sampled_from(["insert", "delete", "replace"]))
-        piece = draw(st.sampled_from(ALPHABET))
-        if action == "insert":
-            text = text[:at] + piece + text[at:]
-        elif action == "delete":
-            text = text[:at] + text[at + draw(st.integers(1, 10)) :]
-        else:
-            text = text[:at] + piece + text[at + 1 :]
-    return text
+    return mutate(draw, text)
 
 
 @settings(

@@ -25,9 +25,8 @@ ALPHABET = [*list(":-#&*!|>'\"{}[],\n\r\t ?%@`\\"), "---\n", "...\n", "  ", "\uf
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "300"))
 
 
-@st.composite
-def mutated(draw: st.DrawFn) -> str:
-    text = draw(st.sampled_from(SEEDS))
+def mutate(draw: st.DrawFn, text: str) -> str:
+    """``text`` after 1 to 8 byte-level edits with characters that matter to YAML."""
     for _ in range(draw(st.integers(1, 8))):
         if not text:
             break
@@ -44,6 +43,11 @@ def mutated(draw: st.DrawFn) -> str:
             end = min(len(text), at + draw(st.integers(1, 200)))
             text = text[:end] + text[at:end] + text[end:]
     return text
+
+
+@st.composite
+def mutated(draw: st.DrawFn) -> str:
+    return mutate(draw, draw(st.sampled_from(SEEDS)))
 
 
 @settings(
