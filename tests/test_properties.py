@@ -276,19 +276,26 @@ def test_with_a_secret_reference_no_password_reaches_the_output(text: str, passw
 
     from proxy_postrender.selection import WorkloadSettings
 
-    url = f"http://build:{quote(password, safe='')}@proxy.corp.example:3128"
-    env = (("HTTP_PROXY", url), ("HTTPS_PROXY", url), ("NO_PROXY", ".svc"))
-    request = Request(
-        env=(*env, *((n.lower(), v) for n, v in env)),
-        nodes=kubeadm.NodeSettings(
-            "/etc/systemd/system/containerd.service.d/http-proxy.conf",
-            None,
-            credentials="secret",
-            create_secret=False,
-        ),
-        credentials=True,
-        workloads=WorkloadSettings(secret_ref="proxy-credentials"),
-    )
-    out = engine.process(text, request).text
+    def run(secret: str) -> str:
+        url = f"http://build:{quote(secret, safe='')}@proxy.corp.example:3128"
+        env = (("HTTP_PROXY", url), ("HTTPS_PROXY", url), ("NO_PROXY", ".svc"))
+        request = Request(
+            env=(*env, *((n.lower(), v) for n, v in env)),
+            nodes=kubeadm.NodeSettings(
+                "/etc/systemd/system/containerd.service.d/http-proxy.conf",
+                None,
+                credentials="secret",
+                create_secret=False,
+            ),
+            credentials=True,
+            workloads=WorkloadSettings(secret_ref="proxy-credentials"),
+        )
+        return engine.process(text, request).text
+
+    out = run(password)
+    # A password can be a substring of text the tool writes anyway ("bootst" in
+    # "node-bootstrap"): count it in runs with passwords of other characters. Their
+    # quoted forms ("%C3%A9") hold ASCII too, so two of them: none is in both.
+    others = [run(char * len(password)) for char in ("\u00e9", "\u00fc")]
     for form in {password, quote(password, safe=""), quote(password, safe="").replace("%", "%%")}:
-        assert form not in out or form in text  # only where the input had it already
+        assert out.count(form) <= min(other.count(form) for other in others)
