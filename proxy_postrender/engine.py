@@ -226,6 +226,8 @@ def generated_by(doc: Any) -> str | None:
 def _existing(text: str, names: set[str], kind: str) -> set[tuple[str | None, str]]:
     """(namespace, name) of the objects of ``kind`` in ``text`` that carry one of ``names``."""
     found: set[tuple[str | None, str]] = set()
+    if not any(name in text for name in names):
+        return found
     for segment in stream.split(text):
         if segment.sniff_kind() not in (None, kind, "List"):
             continue
@@ -260,6 +262,8 @@ def _secrets(result: Result, request: Request, before: str) -> list[str]:
                     "label them with cluster.x-k8s.io/cluster-name or drop spec.nodes.secretName",
                     report.context,
                 )
+    if not refs:
+        return []
     clash = _existing(before, {ref.name for ref in refs.values()}, "Secret") & set(refs)
     if clash:
         namespace, name = sorted(clash, key=str)[0]
