@@ -3,99 +3,52 @@
 from __future__ import annotations
 
 import dataclasses
-import datetime
 import os
-import re
 import shlex
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
-from proxy_postrender import __version__
+from proxy_postrender import __version__, options
 from proxy_postrender.errors import EXIT_INPUT, EXIT_USAGE, ProxyPostrenderError, UsageError
+from proxy_postrender.options import LOG_ENV
 from proxy_postrender.redact import Redactor
+from proxy_postrender.runner import PROG, Reporter, execute, profile_path, request_from
 
 if TYPE_CHECKING:
-    from proxy_postrender.credentials import CredentialSecret
-    from proxy_postrender.profile import Profile
-    from proxy_postrender.request import Request
     from proxy_postrender.scope import ClusterNetwork, NoProxyConfig
-
-PROG = "proxy-postrender"
-EXIT_INTERRUPTED = 130  # as a shell reports SIGINT
-PROFILE_ENV = "PROXY_POSTRENDER_PROFILE"
-LOG_ENV = "PROXY_POSTRENDER_LOG"
-
-
-class Reporter:
-    """Where messages go: stderr always, plus the log file, plus /dev/tty under Helm 4."""
-
-    def __init__(self, log_file: str | None, redactor: Redactor) -> None:
-        self.log_file = log_file
-        self.redactor = redactor
-        # Helm 4 runs plugins with HELM_PLUGIN_NAME set and swallows their stderr.
-        self.helm_plugin = bool(os.environ.get("HELM_PLUGIN_NAME"))
-
-    def _log(self, text: str) -> None:
-        if not self.log_file:
-            return
-        path = Path(self.log_file).expanduser()
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-            with os.fdopen(fd, "a", encoding="utf-8") as handle:
-                stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-                for line in text.rstrip("\n").splitlines():
-                    handle.write(f"{stamp} {line}\n")
-        except OSError as exc:
-            sys.stderr.write(f"{PROG}: warning: cannot write log file {path}: {exc.strerror}\n")
-
-    def error(self, message: str) -> None:
-        line = self.redactor.redact(f"{PROG}: error: {message}".replace("\n", " "))
-        sys.stderr.write(line + "\n")
-        sys.stderr.flush()
-        self._log(line)
-        if self.helm_plugin:
-            try:
-                with open("/dev/tty", "w", encoding="utf-8") as tty:
-                    tty.write(line + "\n")
-            except OSError:
-                pass
-
-    def info(self, text: str, destination: str | None) -> None:
-        text = self.redactor.redact(text)
-        if destination == "-":
-            sys.stderr.write(text)
-        elif destination:
-            fd = os.open(destination, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-        self._log(text)
-
-
-def _quiet_stdout() -> None:
-    """Point stdout at /dev/null, so that the interpreter's final flush of a broken or
-    full stdout does not print a traceback."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
-
-
-def _default_log_file() -> str | None:
-    if os.environ.get(LOG_ENV):
-        return os.environ[LOG_ENV]
-    if os.environ.get("HELM_PLUGIN_NAME"):
-        state = os.environ.get("XDG_STATE_HOME") or os.path.join("~", ".local", "state")
-        return os.path.join(state, PROG, "helm-plugin.log")
-    return None
 
 
 _CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+def _click_option(option: options.Option) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """The click option of one row of the main command's table."""
+    names = (option.flag, option.dest)
+    if option.kind == "flag":
+        return click.option(*names, is_flag=True, help=option.help)
+    if option.kind == "choice":
+        return click.option(*names, type=click.Choice(list(option.choices)), help=option.help)
+    if option.kind == "optional":
+        return click.option(
+            *names,
+            metavar=option.metavar,
+            is_flag=False,
+            flag_value=option.flag_value,
+            default=None,
+            help=option.help,
+        )
+    return click.option(*names, metavar=option.metavar, help=option.help)
+
+
+def _filter_options(func: Callable[..., None]) -> Callable[..., None]:
+    """The main command's argument and options, from :data:`options.OPTIONS`."""
+    for option in reversed(options.OPTIONS):
+        func = _click_option(option)(func)
+    return click.argument(options.POSITIONAL, metavar="[PROFILE]", required=False)(func)
 
 
 @click.command(
@@ -107,55 +60,7 @@ _CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
     "change as kustomize patches for a Flux HelmRelease. "
     f"See '{PROG} noproxy --help'.",
 )
-@click.argument("profile_arg", metavar="[PROFILE]", required=False)
-@click.option(
-    "--profile",
-    "profile_opt",
-    metavar="FILE",
-    help=f"ProxyProfile file (or a path argument, or ${PROFILE_ENV}).",
-)
-@click.option(
-    "--profile-name", metavar="NAME", help="Pick one profile from a file that holds several."
-)
-@click.option("--http-proxy", metavar="URL", help="Override spec.httpProxy (works without a file).")
-@click.option("--https-proxy", metavar="URL", help="Override spec.httpsProxy.")
-@click.option("--no-proxy", metavar="LIST", help="Replace spec.noProxy (comma-separated).")
-@click.option(
-    "--on-conflict",
-    type=click.Choice(["keep", "override", "fail"]),
-    help="When a manifest already sets a variable (default: the profile's, else keep).",
-)
-@click.option(
-    "--namespace",
-    metavar="NS",
-    help="The namespace of documents without one (default: $ARGOCD_APP_NAMESPACE).",
-)
-@click.option(
-    "--forbid-plaintext-credentials",
-    "forbid_plaintext",
-    is_flag=True,
-    help="Fail when the output would hold a proxy password in clear (a CI gate).",
-)
-@click.option("--remove", is_flag=True, help="Strip everything this tool injected earlier.")
-@click.option(
-    "--diff",
-    "show_diff",
-    is_flag=True,
-    help="Print a unified diff of what would change (credentials masked) instead of manifests.",
-)
-@click.option(
-    "--report",
-    metavar="[FILE]",
-    is_flag=False,
-    flag_value="-",
-    default=None,
-    help="Summarise the changes on stderr (or in FILE).",
-)
-@click.option(
-    "--log-file",
-    metavar="PATH",
-    help=f"Also append errors and summaries to PATH (created 0600; or ${LOG_ENV}).",
-)
+@_filter_options
 @click.version_option(__version__, prog_name=PROG)
 def command(
     profile_arg: str | None,
@@ -173,171 +78,20 @@ def command(
     log_file: str | None,
 ) -> None:
     """Inject HTTP(S) proxy settings into a rendered manifest stream (stdin to stdout)."""
-    redactor = Redactor()
-    for url in (http_proxy, https_proxy):
-        if url:
-            redactor.add_url(url)
-    reporter = Reporter(log_file or _default_log_file(), redactor)
-    try:
-        run(
-            profile_arg,
-            profile_opt,
-            profile_name,
-            http_proxy,
-            https_proxy,
-            no_proxy,
-            on_conflict,
-            namespace or os.environ.get("ARGOCD_APP_NAMESPACE") or None,
-            forbid_plaintext,
-            remove,
-            show_diff,
-            report,
-            reporter,
-        )
-    except ProxyPostrenderError as exc:
-        reporter.error(str(exc))
-        sys.exit(exc.exit_code)
-    except BrokenPipeError:
-        _quiet_stdout()
-        sys.exit(EXIT_INPUT)
-    except KeyboardInterrupt:
-        reporter.error("interrupted; nothing was written")
-        sys.exit(EXIT_INTERRUPTED)
-    except MemoryError:
-        reporter.error("out of memory")
-        sys.exit(EXIT_INPUT)
-    except OSError as exc:
-        # writing the result failed (a full disk behind stdout, a closed terminal...)
-        reporter.error(f"cannot write the output: {exc.strerror or type(exc).__name__}")
-        _quiet_stdout()
-        sys.exit(EXIT_INPUT)
-    except Exception as exc:  # never a traceback with values in it
-        reporter.error(f"internal error ({type(exc).__name__}); please report it")
-        if os.environ.get("PROXY_POSTRENDER_DEBUG"):
-            raise
-        sys.exit(EXIT_INPUT)
-
-
-def run(
-    profile_arg: str | None,
-    profile_opt: str | None,
-    profile_name: str | None,
-    http_proxy: str | None,
-    https_proxy: str | None,
-    no_proxy: str | None,
-    on_conflict: str | None,
-    namespace: str | None,
-    forbid_plaintext: bool,
-    remove: bool,
-    show_diff: bool,
-    report: str | None,
-    reporter: Reporter,
-) -> None:
-    from proxy_postrender import engine, krm, profile, stream
-    from proxy_postrender import report as report_mod
-    from proxy_postrender.request import Request
-
-    path = _profile_path(profile_arg, profile_opt)
-    overrides = profile.Overrides(http_proxy, https_proxy, no_proxy, on_conflict, namespace)
-
-    profile_warnings: list[str] = []  # shown with --report
-
-    def request_for(function_config: Mapping[str, Any] | None) -> Request:
-        if function_config is not None:
-            loaded = profile.from_object(
-                function_config, "functionConfig", os.environ, overrides, reporter.redactor
-            )
-        elif remove and path is None and not overrides.any_proxy():
-            return Request(env=())
-        else:
-            loaded = profile.load(
-                path, profile_name=profile_name, overrides=overrides, redactor=reporter.redactor
-            )
-        profile_warnings.extend(loaded.warnings)
-        return request_from(loaded, remove=remove, forbid_plaintext=forbid_plaintext)
-
-    data = sys.stdin.buffer.read()
-    text, bom = stream.decode(data)
-    if krm.is_resource_list(text):
-        if show_diff:
-            raise UsageError("--diff works on manifest streams, not on a KRM ResourceList")
-        outcome = krm.run(text, request_for, reporter.redactor.redact)
-        sys.stdout.buffer.write(stream.encode(outcome.text, bom))
-        sys.stdout.buffer.flush()
-        if outcome.error is not None:
-            raise outcome.error
-        if report is not None and outcome.result is not None:
-            text = report_mod.render(outcome.result, removing=remove, warnings=profile_warnings)
-            reporter.info(text, report)
-        return
-    request = request_for(None)
-    result = engine.process(text, request)
-    if show_diff:
-        diff = reporter.redactor.redact(_unified_diff(text, result.text))
-        out = diff.encode("utf-8", "surrogateescape")
-    else:
-        out = stream.encode(result.text, bom)
-    sys.stdout.buffer.write(out)
-    sys.stdout.buffer.flush()
-    if report is not None:
-        reporter.info(report_mod.render(result, removing=remove, warnings=profile_warnings), report)
-
-
-def _profile_path(argument: str | None, option: str | None) -> str | None:
-    """The profile file: --profile, a path argument, or $PROXY_POSTRENDER_PROFILE."""
-    if argument and option:
-        raise UsageError("give the profile once: either --profile FILE or a path argument")
-    return option or argument or os.environ.get(PROFILE_ENV) or None
-
-
-def request_from(
-    loaded: Profile, *, remove: bool = False, forbid_plaintext: bool = False
-) -> Request:
-    """What a loaded profile asks of the engine (``remove``: take everything out)."""
-    from proxy_postrender.request import Request
-
-    return Request(
-        env=() if remove else tuple(loaded.env_vars()),
-        on_conflict=loaded.on_conflict,
-        nodes=loaded.nodes,
-        credentials=loaded.has_credentials,
-        no_proxy=loaded.no_proxy_config,
-        workloads=loaded.workloads,
-        credential_secret=_credential_secret(loaded),
-        forbid_plaintext=forbid_plaintext or loaded.credentials.forbid_plaintext,
-        ca_pem=loaded.ca_pem,
-        custom=loaded.custom,
-        setter_ca=loaded.setter_ca,
-    )
-
-
-def _credential_secret(loaded: Profile) -> CredentialSecret | None:
-    """The Secret of spec.credentials.createSecret, with the proxy URLs it serves."""
-    from proxy_postrender.credentials import CredentialSecret
-
-    if not loaded.credentials.create_secret or loaded.credentials.secret_ref is None:
-        return None
-    data = [("HTTP_PROXY", loaded.http_proxy), ("HTTPS_PROXY", loaded.https_proxy)]
-    pairs = tuple((key, url) for key, url in data if url)
-    return CredentialSecret(loaded.credentials.secret_ref, pairs)
-
-
-def _lines(text: str) -> list[str]:
-    """Lines ending in "\n" only (not at U+2028 and the other breaks str.splitlines knows)."""
-    return re.findall(r"[^\n]*\n|[^\n]+$", text)
-
-
-def _unified_diff(before: str, after: str) -> str:
-    import difflib
-
-    lines = difflib.unified_diff(
-        _lines(before),
-        _lines(after),
-        fromfile="manifests",
-        tofile="manifests (proxy-postrender)",
-    )
-    return "".join(
-        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    execute(
+        profile_arg,
+        profile_opt,
+        profile_name,
+        http_proxy,
+        https_proxy,
+        no_proxy,
+        on_conflict,
+        namespace,
+        forbid_plaintext,
+        remove,
+        show_diff,
+        report,
+        log_file,
     )
 
 
@@ -426,7 +180,7 @@ def noproxy_command(
 
     def run_it(redactor: Redactor) -> int:
         config = _no_proxy_config(
-            _profile_path(profile_arg, profile_opt), profile_name, no_proxy, redactor
+            profile_path(profile_arg, profile_opt), profile_name, no_proxy, redactor
         )
         source = stream_source
         if source is None and not sys.stdin.isatty():
@@ -478,9 +232,7 @@ def check_command(
     from proxy_postrender import explain as explain_mod
 
     def run_it(redactor: Redactor) -> int:
-        config = _no_proxy_config(
-            _profile_path(None, profile_opt), profile_name, no_proxy, redactor
-        )
+        config = _no_proxy_config(profile_path(None, profile_opt), profile_name, no_proxy, redactor)
         found = explain_mod.scopes(config, _clusters(config, stream_source))
         try:
             chosen = explain_mod.pick(found, cluster) if cluster else found[0]
@@ -573,7 +325,7 @@ def patches_command(
     def run_it(redactor: Redactor) -> int:
         overrides = profile.Overrides(http_proxy, https_proxy, no_proxy, on_conflict)
         loaded = profile.load(
-            _profile_path(profile_arg, profile_opt),
+            profile_path(profile_arg, profile_opt),
             profile_name=profile_name,
             overrides=overrides,
             redactor=redactor,

@@ -1,0 +1,21 @@
+"""The console script: plain invocations run the filter directly; everything else
+(help, version, subcommands, errors in the arguments) goes through click."""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> None:
+    from proxy_postrender import options
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    params = options.parse_plain(args)
+    if params is None:
+        from proxy_postrender import cli
+
+        cli.main(args)
+        return
+    from proxy_postrender import runner
+
+    runner.execute(**params)

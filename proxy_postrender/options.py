@@ -1,0 +1,155 @@
+"""The main command's options, as data: click builds its parser from this table
+(:mod:`proxy_postrender.cli`), and :func:`parse_plain` reads the plain
+invocations a pipeline makes without importing click at all (click alone
+takes longer to import than a whole run on a small chart).
+
+:func:`parse_plain` reads a subset and declines everything else (help,
+version, subcommands, repeated or unknown options, values that look like
+options, ``--``): click then parses as before. A property test checks that
+whatever it does read, it reads as click does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+PROFILE_ENV = "PROXY_POSTRENDER_PROFILE"
+LOG_ENV = "PROXY_POSTRENDER_LOG"
+ON_CONFLICT = ("keep", "override", "fail")
+# The first words of the subcommands (cli.SUBCOMMANDS): never a profile argument here.
+SUBCOMMAND_WORDS = frozenset({"patches", "kustomize-plugin", "noproxy"})
+
+
+@dataclass(frozen=True)
+class Option:
+    flag: str  # "--profile"
+    dest: str  # the parameter name
+    kind: str  # "value", "flag", "choice" or "optional" (a value, or flag_value alone)
+    metavar: str | None
+    help: str
+    choices: tuple[str, ...] = ()
+    flag_value: str = "-"  # for "optional": the value of the bare flag
+
+
+POSITIONAL = "profile_arg"  # the one optional argument: [PROFILE]
+
+OPTIONS = (
+    Option(
+        "--profile",
+        "profile_opt",
+        "value",
+        "FILE",
+        f"ProxyProfile file (or a path argument, or ${PROFILE_ENV}).",
+    ),
+    Option(
+        "--profile-name",
+        "profile_name",
+        "value",
+        "NAME",
+        "Pick one profile from a file that holds several.",
+    ),
+    Option(
+        "--http-proxy",
+        "http_proxy",
+        "value",
+        "URL",
+        "Override spec.httpProxy (works without a file).",
+    ),
+    Option("--https-proxy", "https_proxy", "value", "URL", "Override spec.httpsProxy."),
+    Option("--no-proxy", "no_proxy", "value", "LIST", "Replace spec.noProxy (comma-separated)."),
+    Option(
+        "--on-conflict",
+        "on_conflict",
+        "choice",
+        None,
+        "When a manifest already sets a variable (default: the profile's, else keep).",
+        ON_CONFLICT,
+    ),
+    Option(
+        "--namespace",
+        "namespace",
+        "value",
+        "NS",
+        "The namespace of documents without one (default: $ARGOCD_APP_NAMESPACE).",
+    ),
+    Option(
+        "--forbid-plaintext-credentials",
+        "forbid_plaintext",
+        "flag",
+        None,
+        "Fail when the output would hold a proxy password in clear (a CI gate).",
+    ),
+    Option("--remove", "remove", "flag", None, "Strip everything this tool injected earlier."),
+    Option(
+        "--diff",
+        "show_diff",
+        "flag",
+        None,
+        "Print a unified diff of what would change (credentials masked) instead of manifests.",
+    ),
+    Option(
+        "--report", "report", "optional", "[FILE]", "Summarise the changes on stderr (or in FILE)."
+    ),
+    Option(
+        "--log-file",
+        "log_file",
+        "value",
+        "PATH",
+        f"Also append errors and summaries to PATH (created 0600; or ${LOG_ENV}).",
+    ),
+)
+_BY_FLAG = {option.flag: option for option in OPTIONS}
+
+
+def defaults() -> dict[str, Any]:
+    """Every parameter as it is when not given."""
+    params: dict[str, Any] = {POSITIONAL: None}
+    for option in OPTIONS:
+        params[option.dest] = False if option.kind == "flag" else None
+    return params
+
+
+def parse_plain(argv: list[str]) -> dict[str, Any] | None:
+    """The main command's parameters for a plain invocation, else None (let click parse)."""
+    if argv and argv[0] in SUBCOMMAND_WORDS:
+        return None
+    params = defaults()
+    seen: set[str] = set()
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        i += 1
+        if not arg:
+            return None
+        if not arg.startswith("-"):
+            if params[POSITIONAL] is not None:
+                return None  # click: an extra argument
+            params[POSITIONAL] = arg
+            continue
+        name, eq, inline = arg.partition("=")
+        option = _BY_FLAG.get(name)
+        if option is None or option.dest in seen:
+            return None  # -h, --help, --version, --, unknown or repeated
+        seen.add(option.dest)
+        if option.kind == "flag":
+            if eq:
+                return None
+            params[option.dest] = True
+            continue
+        if eq:
+            value = inline
+        elif option.kind == "optional" and (i == len(argv) or argv[i].startswith("--")):
+            params[option.dest] = option.flag_value
+            continue
+        elif i < len(argv):
+            value = argv[i]
+            i += 1
+        else:
+            return None  # click: the option requires an argument
+        if not value or value.startswith("-"):
+            return None
+        if option.kind == "choice" and value not in option.choices:
+            return None
+        params[option.dest] = value
+    return params

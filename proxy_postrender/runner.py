@@ -1,0 +1,275 @@
+"""The filter itself, without the command-line parser: read stdin, run the engine,
+write stdout, report. The console script parses plain invocations itself
+(:mod:`proxy_postrender.options`) and gives everything else to click
+(:mod:`proxy_postrender.cli`); both end in :func:`execute`."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import re
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from proxy_postrender.errors import EXIT_INPUT, ProxyPostrenderError, UsageError
+from proxy_postrender.options import LOG_ENV, PROFILE_ENV
+from proxy_postrender.redact import Redactor
+
+if TYPE_CHECKING:
+    from proxy_postrender.credentials import CredentialSecret
+    from proxy_postrender.profile import Profile
+    from proxy_postrender.request import Request
+
+PROG = "proxy-postrender"
+EXIT_INTERRUPTED = 130  # as a shell reports SIGINT
+
+
+class Reporter:
+    """Where messages go: stderr always, plus the log file, plus /dev/tty under Helm 4."""
+
+    def __init__(self, log_file: str | None, redactor: Redactor) -> None:
+        self.log_file = log_file
+        self.redactor = redactor
+        # Helm 4 runs plugins with HELM_PLUGIN_NAME set and swallows their stderr.
+        self.helm_plugin = bool(os.environ.get("HELM_PLUGIN_NAME"))
+
+    def _log(self, text: str) -> None:
+        if not self.log_file:
+            return
+        path = Path(self.log_file).expanduser()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            with os.fdopen(fd, "a", encoding="utf-8") as handle:
+                stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+                for line in text.rstrip("\n").splitlines():
+                    handle.write(f"{stamp} {line}\n")
+        except OSError as exc:
+            sys.stderr.write(f"{PROG}: warning: cannot write log file {path}: {exc.strerror}\n")
+
+    def error(self, message: str) -> None:
+        line = self.redactor.redact(f"{PROG}: error: {message}".replace("\n", " "))
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+        self._log(line)
+        if self.helm_plugin:
+            try:
+                with open("/dev/tty", "w", encoding="utf-8") as tty:
+                    tty.write(line + "\n")
+            except OSError:
+                pass
+
+    def info(self, text: str, destination: str | None) -> None:
+        text = self.redactor.redact(text)
+        if destination == "-":
+            sys.stderr.write(text)
+        elif destination:
+            fd = os.open(destination, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        self._log(text)
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's final flush of a broken or
+    full stdout does not print a traceback."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def _default_log_file() -> str | None:
+    if os.environ.get(LOG_ENV):
+        return os.environ[LOG_ENV]
+    if os.environ.get("HELM_PLUGIN_NAME"):
+        state = os.environ.get("XDG_STATE_HOME") or os.path.join("~", ".local", "state")
+        return os.path.join(state, PROG, "helm-plugin.log")
+    return None
+
+
+def execute(
+    profile_arg: str | None,
+    profile_opt: str | None,
+    profile_name: str | None,
+    http_proxy: str | None,
+    https_proxy: str | None,
+    no_proxy: str | None,
+    on_conflict: str | None,
+    namespace: str | None,
+    forbid_plaintext: bool,
+    remove: bool,
+    show_diff: bool,
+    report: str | None,
+    log_file: str | None,
+) -> None:
+    """Run the filter with the main command's parameters; exit non-zero on any error."""
+    redactor = Redactor()
+    for url in (http_proxy, https_proxy):
+        if url:
+            redactor.add_url(url)
+    reporter = Reporter(log_file or _default_log_file(), redactor)
+    try:
+        run(
+            profile_arg,
+            profile_opt,
+            profile_name,
+            http_proxy,
+            https_proxy,
+            no_proxy,
+            on_conflict,
+            namespace or os.environ.get("ARGOCD_APP_NAMESPACE") or None,
+            forbid_plaintext,
+            remove,
+            show_diff,
+            report,
+            reporter,
+        )
+    except ProxyPostrenderError as exc:
+        reporter.error(str(exc))
+        sys.exit(exc.exit_code)
+    except BrokenPipeError:
+        _quiet_stdout()
+        sys.exit(EXIT_INPUT)
+    except KeyboardInterrupt:
+        reporter.error("interrupted; nothing was written")
+        sys.exit(EXIT_INTERRUPTED)
+    except MemoryError:
+        reporter.error("out of memory")
+        sys.exit(EXIT_INPUT)
+    except OSError as exc:
+        # writing the result failed (a full disk behind stdout, a closed terminal...)
+        reporter.error(f"cannot write the output: {exc.strerror or type(exc).__name__}")
+        _quiet_stdout()
+        sys.exit(EXIT_INPUT)
+    except Exception as exc:  # never a traceback with values in it
+        reporter.error(f"internal error ({type(exc).__name__}); please report it")
+        if os.environ.get("PROXY_POSTRENDER_DEBUG"):
+            raise
+        sys.exit(EXIT_INPUT)
+
+
+def run(
+    profile_arg: str | None,
+    profile_opt: str | None,
+    profile_name: str | None,
+    http_proxy: str | None,
+    https_proxy: str | None,
+    no_proxy: str | None,
+    on_conflict: str | None,
+    namespace: str | None,
+    forbid_plaintext: bool,
+    remove: bool,
+    show_diff: bool,
+    report: str | None,
+    reporter: Reporter,
+) -> None:
+    from proxy_postrender import engine, krm, profile, stream
+    from proxy_postrender import report as report_mod
+    from proxy_postrender.request import Request
+
+    path = profile_path(profile_arg, profile_opt)
+    overrides = profile.Overrides(http_proxy, https_proxy, no_proxy, on_conflict, namespace)
+
+    profile_warnings: list[str] = []  # shown with --report
+
+    def request_for(function_config: Mapping[str, Any] | None) -> Request:
+        if function_config is not None:
+            loaded = profile.from_object(
+                function_config, "functionConfig", os.environ, overrides, reporter.redactor
+            )
+        elif remove and path is None and not overrides.any_proxy():
+            return Request(env=())
+        else:
+            loaded = profile.load(
+                path, profile_name=profile_name, overrides=overrides, redactor=reporter.redactor
+            )
+        profile_warnings.extend(loaded.warnings)
+        return request_from(loaded, remove=remove, forbid_plaintext=forbid_plaintext)
+
+    data = sys.stdin.buffer.read()
+    text, bom = stream.decode(data)
+    if krm.is_resource_list(text):
+        if show_diff:
+            raise UsageError("--diff works on manifest streams, not on a KRM ResourceList")
+        outcome = krm.run(text, request_for, reporter.redactor.redact)
+        sys.stdout.buffer.write(stream.encode(outcome.text, bom))
+        sys.stdout.buffer.flush()
+        if outcome.error is not None:
+            raise outcome.error
+        if report is not None and outcome.result is not None:
+            text = report_mod.render(outcome.result, removing=remove, warnings=profile_warnings)
+            reporter.info(text, report)
+        return
+    request = request_for(None)
+    result = engine.process(text, request)
+    if show_diff:
+        diff = reporter.redactor.redact(_unified_diff(text, result.text))
+        out = diff.encode("utf-8", "surrogateescape")
+    else:
+        out = stream.encode(result.text, bom)
+    sys.stdout.buffer.write(out)
+    sys.stdout.buffer.flush()
+    if report is not None:
+        reporter.info(report_mod.render(result, removing=remove, warnings=profile_warnings), report)
+
+
+def profile_path(argument: str | None, option: str | None) -> str | None:
+    """The profile file: --profile, a path argument, or $PROXY_POSTRENDER_PROFILE."""
+    if argument and option:
+        raise UsageError("give the profile once: either --profile FILE or a path argument")
+    return option or argument or os.environ.get(PROFILE_ENV) or None
+
+
+def request_from(
+    loaded: Profile, *, remove: bool = False, forbid_plaintext: bool = False
+) -> Request:
+    """What a loaded profile asks of the engine (``remove``: take everything out)."""
+    from proxy_postrender.request import Request
+
+    return Request(
+        env=() if remove else tuple(loaded.env_vars()),
+        on_conflict=loaded.on_conflict,
+        nodes=loaded.nodes,
+        credentials=loaded.has_credentials,
+        no_proxy=loaded.no_proxy_config,
+        workloads=loaded.workloads,
+        credential_secret=_credential_secret(loaded),
+        forbid_plaintext=forbid_plaintext or loaded.credentials.forbid_plaintext,
+        ca_pem=loaded.ca_pem,
+        custom=loaded.custom,
+        setter_ca=loaded.setter_ca,
+    )
+
+
+def _credential_secret(loaded: Profile) -> CredentialSecret | None:
+    """The Secret of spec.credentials.createSecret, with the proxy URLs it serves."""
+    from proxy_postrender.credentials import CredentialSecret
+
+    if not loaded.credentials.create_secret or loaded.credentials.secret_ref is None:
+        return None
+    data = [("HTTP_PROXY", loaded.http_proxy), ("HTTPS_PROXY", loaded.https_proxy)]
+    pairs = tuple((key, url) for key, url in data if url)
+    return CredentialSecret(loaded.credentials.secret_ref, pairs)
+
+
+def _lines(text: str) -> list[str]:
+    """Lines ending in "\n" only (not at U+2028 and the other breaks str.splitlines knows)."""
+    return re.findall(r"[^\n]*\n|[^\n]+$", text)
+
+
+def _unified_diff(before: str, after: str) -> str:
+    import difflib
+
+    lines = difflib.unified_diff(
+        _lines(before),
+        _lines(after),
+        fromfile="manifests",
+        tofile="manifests (proxy-postrender)",
+    )
+    return "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    )
