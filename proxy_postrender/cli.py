@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shlex
 import sys
@@ -12,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from proxy_postrender import __version__, options
+from proxy_postrender import __version__, options, structs
 from proxy_postrender.errors import EXIT_INPUT, EXIT_USAGE, ProxyPostrenderError, UsageError
 from proxy_postrender.options import LOG_ENV
 from proxy_postrender.redact import Redactor
@@ -331,7 +330,7 @@ def patches_command(
             redactor=redactor,
         )
         # kubeadm objects cannot be patched by name and merge key: they are left out
-        request = dataclasses.replace(request_from(loaded), nodes=None)
+        request = structs.replace(request_from(loaded), nodes=None)
         text, _ = stream.decode(sys.stdin.buffer.read())
         result = engine.process(text, request)
         sys.stdout.write(patches_mod.render(patches_mod.flux_patches(result.text)))

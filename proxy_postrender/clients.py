@@ -11,8 +11,9 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from urllib.parse import urlsplit
+
+from proxy_postrender.structs import Struct
 
 CLIENTS: tuple[str, ...] = ("go", "curl", "python", "wget")
 TITLES: Mapping[str, str] = {
@@ -29,8 +30,7 @@ class DestinationError(ValueError):
     pass
 
 
-@dataclass(frozen=True)
-class Destination:
+class Destination(Struct, frozen=True):
     """Where a request goes: host (lower case, no brackets) and port."""
 
     host: str

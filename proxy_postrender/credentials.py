@@ -13,12 +13,12 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from proxy_postrender import kubeadm, splice, stream
 from proxy_postrender.errors import DocumentContext, InputError
 from proxy_postrender.selection import CA_KEY
+from proxy_postrender.structs import Struct
 
 if TYPE_CHECKING:
     from proxy_postrender.engine import Result
@@ -31,8 +31,7 @@ _PLAINTEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]*:[^\s/?#@]+@")
 _ENCODED_COMMAND = re.compile(r"-EncodedCommand\s+([A-Za-z0-9+/=]+)")
 
 
-@dataclass(frozen=True)
-class CredentialSecret:
+class CredentialSecret(Struct, frozen=True):
     name: str
     data: tuple[tuple[str, str], ...]  # key -> proxy URL (with its credentials)
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from proxy_postrender import targets
 from proxy_postrender.errors import InputError
 from proxy_postrender.ops import AddKey, DeleteKey, Op, Path, SetValue
 from proxy_postrender.record import Record
+from proxy_postrender.structs import Struct, field
 
 ANNOTATION = "proxy-postrender.io/fields"
 VALUES = ("httpProxy", "httpsProxy", "noProxy", "caBundle", "caBundleBase64")
@@ -73,8 +73,7 @@ def parse_path(text: str) -> Path:
     return tuple(steps)
 
 
-@dataclass(frozen=True)
-class CustomTargets:
+class CustomTargets(Struct, frozen=True):
     pod_specs: Mapping[tuple[str, str], tuple[Path, ...]] = field(default_factory=dict)
     setters: Mapping[tuple[str, str], tuple[tuple[Path, str], ...]] = field(default_factory=dict)
 
@@ -108,8 +107,7 @@ def values(env: Sequence[tuple[str, str]], ca_pem: str | None) -> dict[str, str]
     return {k: v for k, v in result.items() if v is not None}
 
 
-@dataclass
-class FieldPlan:
+class FieldPlan(Struct):
     ops: list[Op] = field(default_factory=list)
     set: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)

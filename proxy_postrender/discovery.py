@@ -19,11 +19,11 @@ read. Everything here is pure data in, data out.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from proxy_postrender import noproxy, presets, targets
 from proxy_postrender.scope import ClusterNetwork
+from proxy_postrender.structs import Struct, field
 
 CAPI_GROUP = "cluster.x-k8s.io"
 # kubeadm's service subnet when a Cluster names none (clusterNetwork.services unset)
@@ -92,8 +92,7 @@ def _valid(values: Iterable[str], kinds: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(kept)
 
 
-@dataclass
-class _Cluster:
+class _Cluster(Struct):
     key: Key
     obj: Mapping[str, Any]
     infra: RefKey | None
@@ -101,8 +100,7 @@ class _Cluster:
     klass: Key | None
 
 
-@dataclass
-class ClusterIndex:
+class ClusterIndex(Struct):
     """The clusters of one stream and who references whom."""
 
     clusters: dict[Key, ClusterNetwork] = field(default_factory=dict)

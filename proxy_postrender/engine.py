@@ -10,7 +10,6 @@ fallback run (and is checked the same way).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -32,19 +31,18 @@ from proxy_postrender.errors import DocumentContext, InputError
 from proxy_postrender.nodes import Node
 from proxy_postrender.ops import Op, Path
 from proxy_postrender.request import Request
+from proxy_postrender.structs import Struct, field
 
 HELM4_FILENAME = "postrenderer.helm.sh/postrender-filename"
 
 
-@dataclass
-class ObjectReport:
+class ObjectReport(Struct):
     context: DocumentContext
     plan: workloads.ObjectPlan | kubeadm.NodePlan | custom.FieldPlan
     method: str  # "unchanged" | "splice" | "roundtrip"
 
 
-@dataclass
-class Result:
+class Result(Struct):
     text: str
     documents: int = 0
     passed_through: int = 0

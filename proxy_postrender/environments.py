@@ -9,20 +9,19 @@ holds what those clusters' Cluster objects say.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from proxy_postrender import advice, noproxy, scope
 from proxy_postrender.discovery import ClusterIndex
 from proxy_postrender.request import Request
 from proxy_postrender.scope import ClusterNetwork
+from proxy_postrender.structs import Struct
 
 Env = tuple[tuple[str, str], ...]
 _NO_PROXY = ("NO_PROXY", "no_proxy")
 
 
-@dataclass(frozen=True)
-class NodeEnv:
+class NodeEnv(Struct, frozen=True):
     env: Env
     clusters: tuple[str, ...]  # labels of the clusters whose values are in NO_PROXY
     how: str | None  # how the object was matched to them, or why it was not

@@ -6,14 +6,13 @@ usage or a bad profile.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from proxy_postrender.structs import Struct
 
 EXIT_INPUT = 1
 EXIT_USAGE = 2
 
 
-@dataclass(frozen=True)
-class DocumentContext:
+class DocumentContext(Struct, frozen=True):
     """Where in the stream a problem was found, for one-line error messages."""
 
     index: int  # 1-based position of the document in the stream

@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from proxy_postrender import advice, clients, noproxy, presets, scope
 from proxy_postrender.clients import Destination
 from proxy_postrender.noproxy import Sourced
 from proxy_postrender.scope import ClusterNetwork, NoProxyConfig
+from proxy_postrender.structs import Struct
 
 
-@dataclass(frozen=True)
-class Scope:
+class Scope(Struct, frozen=True):
     label: str  # "workloads" or "Cluster ns/name"
     networks: tuple[ClusterNetwork, ...]
     entries: tuple[Sourced, ...]
@@ -112,8 +111,7 @@ def _host(address: str) -> str:
     return f"[{address}]" if ":" in address else address
 
 
-@dataclass(frozen=True)
-class CheckRow:
+class CheckRow(Struct, frozen=True):
     destination: Destination
     label: str
     direct: dict[str, bool]

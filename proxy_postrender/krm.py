@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable, Mapping, MutableMapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from proxy_postrender import engine, stream
 from proxy_postrender.errors import InputError, ProfileError, ProxyPostrenderError
 from proxy_postrender.request import Request
+from proxy_postrender.structs import Struct, field
 
 API_VERSION = "config.kubernetes.io/v1"
 KIND = "ResourceList"
@@ -75,8 +75,7 @@ def profile_object(config: Any) -> Mapping[str, Any] | None:
     return config
 
 
-@dataclass
-class Outcome:
+class Outcome(Struct):
     text: str  # the ResourceList to write
     error: ProxyPostrenderError | None = None  # set: exit non-zero, the reason on stderr
     results: list[dict[str, Any]] = field(default_factory=list)

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from proxy_postrender import render, targets
 from proxy_postrender.errors import InputError
 from proxy_postrender.ops import Op, Path, update_list
 from proxy_postrender.record import Record
+from proxy_postrender.structs import Struct, field
 
 ANNOTATION = "proxy-postrender.io/node-bootstrap"
 CONTAINERD_SOCKET = "/run/containerd/containerd.sock"
@@ -49,8 +49,7 @@ TRUST_CA = (
 )
 
 
-@dataclass(frozen=True)
-class NodeSettings:
+class NodeSettings(Struct, frozen=True):
     containerd_dropin: str
     kubelet_dropin: str | None
     credentials: str = "inline"  # "inline": values in the manifests; "secret": contentFrom
@@ -63,8 +62,7 @@ class NodeSettings:
     ca_bundle: str | None = None  # PEM of a TLS-intercepting proxy's CA, for the node's trust
 
 
-@dataclass(frozen=True)
-class SecretRef:
+class SecretRef(Struct, frozen=True):
     """A Secret the node bootstrap reads its files from."""
 
     name: str
@@ -101,8 +99,7 @@ def secret_data(settings: NodeSettings, env: Sequence[tuple[str, str]]) -> dict[
     return data
 
 
-@dataclass
-class NodePlan:
+class NodePlan(Struct):
     ops: list[Op] = field(default_factory=list)
     files_added: list[str] = field(default_factory=list)
     files_kept: list[str] = field(default_factory=list)  # same path set by the manifest
@@ -262,8 +259,7 @@ def _list(spec: Mapping[str, Any], key: str, where: str) -> list[Any]:
     return as_list(spec.get(key), f"{where}.{key}")
 
 
-@dataclass
-class FilesPlan:
+class FilesPlan(Struct):
     ops: list[Op]
     owned: list[str]  # drop-in paths the tool owns afterwards, in the profile's order
     added: list[str]

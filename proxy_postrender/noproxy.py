@@ -11,7 +11,8 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+
+from proxy_postrender.structs import Struct
 
 _LABEL = r"(?!-)[a-z0-9_-]{1,63}(?<!-)"
 _DOMAIN_RE = re.compile(rf"^{_LABEL}(?:\.{_LABEL})*\.?$")
@@ -22,8 +23,7 @@ class NoProxyEntryError(ValueError):
     """A NO_PROXY entry is malformed; the message names the entry."""
 
 
-@dataclass(frozen=True)
-class NoProxyEntry:
+class NoProxyEntry(Struct, frozen=True):
     text: str  # normalised form, as written to NO_PROXY
     kind: str  # "wildcard" | "domain" | "suffix" | "ip" | "cidr"
     port: int | None = None
@@ -116,8 +116,7 @@ def join(entries: Iterable[NoProxyEntry]) -> str:
     return ",".join(entry.text for entry in entries)
 
 
-@dataclass(frozen=True)
-class Sourced:
+class Sourced(Struct, frozen=True):
     """A normalised entry and every source that asked for it (first one first)."""
 
     entry: NoProxyEntry

@@ -9,44 +9,39 @@ spliced text and for the round-trip fallback).
 from __future__ import annotations
 
 from collections.abc import MutableMapping, MutableSequence
-from dataclasses import dataclass
 from typing import Any
+
+from proxy_postrender.structs import Struct
 
 Path = tuple[str | int, ...]
 
 
-@dataclass(frozen=True)
-class SetValue:
+class SetValue(Struct, frozen=True):
     path: Path  # to an existing value (scalar, null or collection)
     value: Any
 
 
-@dataclass(frozen=True)
-class DeleteItem:
+class DeleteItem(Struct, frozen=True):
     path: Path  # to a sequence item; the last element is its index
 
 
-@dataclass(frozen=True)
-class AppendItems:
+class AppendItems(Struct, frozen=True):
     path: Path  # to a sequence
     items: tuple[Any, ...]
 
 
-@dataclass(frozen=True)
-class InsertItems:
+class InsertItems(Struct, frozen=True):
     path: Path  # to a sequence; the items go in front of its first item
     items: tuple[Any, ...]
 
 
-@dataclass(frozen=True)
-class AddKey:
+class AddKey(Struct, frozen=True):
     path: Path  # to a mapping
     key: str
     value: Any
 
 
-@dataclass(frozen=True)
-class DeleteKey:
+class DeleteKey(Struct, frozen=True):
     path: Path  # to a mapping entry; the last element is its key
 
 

@@ -11,8 +11,9 @@ whatever it does read, it reads as click does.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from proxy_postrender.structs import Struct
 
 PROFILE_ENV = "PROXY_POSTRENDER_PROFILE"
 LOG_ENV = "PROXY_POSTRENDER_LOG"
@@ -21,8 +22,7 @@ ON_CONFLICT = ("keep", "override", "fail")
 SUBCOMMAND_WORDS = frozenset({"patches", "kustomize-plugin", "noproxy"})
 
 
-@dataclass(frozen=True)
-class Option:
+class Option(Struct, frozen=True):
     flag: str  # "--profile"
     dest: str  # the parameter name
     kind: str  # "value", "flag", "choice" or "optional" (a value, or flag_value alone)

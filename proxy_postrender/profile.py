@@ -17,17 +17,15 @@ writes a literal ``${``.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
 from proxy_postrender import custom as custom_mod
-from proxy_postrender import noproxy, presets, scope, targets
+from proxy_postrender import noproxy, presets, scope, structs, targets
 from proxy_postrender.custom import PRESETS as CUSTOM_PRESETS
 from proxy_postrender.custom import CustomTargets
 from proxy_postrender.errors import ProfileError
@@ -42,6 +40,7 @@ from proxy_postrender.selection import (
     Requirement,
     WorkloadSettings,
 )
+from proxy_postrender.structs import Struct, field
 
 API_VERSION = "proxy-postrender.io/v1alpha1"
 KIND = "ProxyProfile"
@@ -106,8 +105,7 @@ _VAR_RE = re.compile(r"\$(\$?)\{([^}]*)\}")
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-@dataclass(frozen=True)
-class Profile:
+class Profile(Struct, frozen=True):
     name: str
     http_proxy: str | None
     https_proxy: str | None
@@ -151,15 +149,13 @@ def env_with(
     return upper + [(name.lower(), value) for name, value in upper]
 
 
-@dataclass(frozen=True)
-class Credentials:
+class Credentials(Struct, frozen=True):
     secret_ref: str | None = None  # workloads read the proxy URLs from this Secret
     create_secret: bool = False  # and the tool emits it in every namespace it touches
     forbid_plaintext: bool = False
 
 
-@dataclass
-class Overrides:
+class Overrides(Struct):
     """Values from command-line flags; ``None`` means "not given"."""
 
     http_proxy: str | None = None
@@ -830,7 +826,7 @@ def _build(
         )
     workloads = _workloads(fields.get("workloads"), f"{origin}: spec.workloads", namespace)
     if credentials.secret_ref:
-        workloads = dataclasses.replace(workloads, secret_ref=credentials.secret_ref)
+        workloads = structs.replace(workloads, secret_ref=credentials.secret_ref)
     pem, ca_workloads, ca_nodes, ca = _ca_bundle(
         fields.get("caBundle"), f"{origin}: spec.caBundle", base
     )
@@ -843,11 +839,9 @@ def _build(
                 f"{origin}: spec.workloads.extraEnv sets {', '.join(clash)}, which "
                 "spec.caBundle.env sets too"
             )
-        workloads = dataclasses.replace(
-            workloads, ca=mount, extra_env=(*workloads.extra_env, *extra)
-        )
+        workloads = structs.replace(workloads, ca=mount, extra_env=(*workloads.extra_env, *extra))
     if pem is not None and ca_nodes and nodes is not None:
-        nodes = dataclasses.replace(nodes, ca_bundle=pem)
+        nodes = structs.replace(nodes, ca_bundle=pem)
     return Profile(
         name=name,
         http_proxy=proxies["httpProxy"],

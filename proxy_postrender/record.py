@@ -9,11 +9,11 @@ entries, and lets ``--remove`` strip them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from proxy_postrender.errors import InputError
 from proxy_postrender.ops import AddKey, DeleteKey, Op, Path, SetValue
+from proxy_postrender.structs import Struct, field
 
 # Flag: metadata.annotations was present but null before the tool added to it,
 # so removal leaves it null instead of deleting the key.
@@ -29,8 +29,7 @@ def mapping_or_none(value: Any, where: str) -> Mapping[str, Any] | None:
     return value
 
 
-@dataclass
-class Record:
+class Record(Struct):
     key: str
     entries: list[str] = field(default_factory=list)
     flags: set[str] = field(default_factory=set)

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from proxy_postrender.credentials import CredentialSecret
 from proxy_postrender.custom import CustomTargets
 from proxy_postrender.kubeadm import NodeSettings
 from proxy_postrender.scope import NoProxyConfig
 from proxy_postrender.selection import WorkloadSettings
+from proxy_postrender.structs import Struct, field
 
 
-@dataclass(frozen=True)
-class Request:
+class Request(Struct, frozen=True):
     env: tuple[tuple[str, str], ...]  # the workloads' variables; empty to remove everything
     on_conflict: str = "keep"
     nodes: NodeSettings | None = None  # None: leave Cluster API kubeadm objects alone

@@ -18,16 +18,15 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 
 from proxy_postrender import noproxy, presets
 from proxy_postrender.noproxy import NoProxyEntry, Sourced
+from proxy_postrender.structs import Struct, field
 
 STYLES = ("portable", "exact")
 
 
-@dataclass(frozen=True)
-class ClusterNetwork:
+class ClusterNetwork(Struct, frozen=True):
     """What is known of one cluster's networks; every field may be empty."""
 
     label: str  # where the values come from, e.g. "spec.cluster" or "Cluster ns/name"
@@ -55,8 +54,7 @@ class ClusterNetwork:
         )
 
 
-@dataclass(frozen=True)
-class NoProxyConfig:
+class NoProxyConfig(Struct, frozen=True):
     """The profile's NO_PROXY settings."""
 
     entries: tuple[NoProxyEntry, ...] = ()

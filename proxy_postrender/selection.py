@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from proxy_postrender.errors import InputError
+from proxy_postrender.structs import Struct
 
 INJECT_ANNOTATION = "proxy-postrender.io/inject"
 CONTAINERS_ANNOTATION = "proxy-postrender.io/containers"
@@ -27,8 +27,7 @@ CA_VOLUME = "proxy-postrender-ca"  # the volume and mount name the tool owns
 CA_KEY = "ca.crt"
 
 
-@dataclass(frozen=True)
-class CaMount:
+class CaMount(Struct, frozen=True):
     """The proxy CA for workloads: a ConfigMap mounted read-only into chosen containers."""
 
     config_map: str
@@ -45,8 +44,7 @@ class CaMount:
         return {"name": CA_VOLUME, "mountPath": self.mount_path, "readOnly": True}
 
 
-@dataclass(frozen=True)
-class Requirement:
+class Requirement(Struct, frozen=True):
     key: str
     operator: str
     values: tuple[str, ...] = ()
@@ -62,8 +60,7 @@ class Requirement:
         return not present  # DoesNotExist
 
 
-@dataclass(frozen=True)
-class LabelSelector:
+class LabelSelector(Struct, frozen=True):
     match_labels: tuple[tuple[str, str], ...] = ()
     expressions: tuple[Requirement, ...] = ()
 
@@ -73,8 +70,7 @@ class LabelSelector:
         )
 
 
-@dataclass(frozen=True)
-class Criteria:
+class Criteria(Struct, frozen=True):
     """Criteria an object must all meet; an empty Criteria is met by every object."""
 
     kinds: tuple[str, ...] = ()
@@ -100,8 +96,7 @@ class Criteria:
         return self.selector is None or self.selector.matches(labels)
 
 
-@dataclass(frozen=True)
-class WorkloadSettings:
+class WorkloadSettings(Struct, frozen=True):
     include: tuple[Criteria, ...] = ()  # empty: every object
     exclude: tuple[Criteria, ...] = ()
     containers: tuple[str, ...] = ()  # globs; empty: every container

@@ -10,12 +10,10 @@ copies the indentation the document already uses.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
-from proxy_postrender import scalars
+from proxy_postrender import scalars, structs
 from proxy_postrender.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from proxy_postrender.ops import (
     AddKey,
@@ -27,21 +25,20 @@ from proxy_postrender.ops import (
     Path,
     SetValue,
 )
+from proxy_postrender.structs import Struct
 
 
 class Unsupported(Exception):
     """The layout at an edit point is not one the splicer edits in place."""
 
 
-@dataclass(frozen=True)
-class Edit:
+class Edit(Struct, frozen=True):
     start: int
     end: int
     text: str
 
 
-@dataclass(frozen=True)
-class Style:
+class Style(Struct, frozen=True):
     """How a document indents: nested mapping keys and sequence dashes."""
 
     map_indent: int = 2
@@ -329,7 +326,7 @@ def _to_edit(text: str, root: Node, op: Op, style: Style, newline: str) -> Edit:
 
 def edits_for(text: str, root: Node, ops: list[Op], style: Style, newline: str) -> list[Edit]:
     if text and not text.endswith("\n"):
-        style = dataclasses.replace(style, literal=False)
+        style = structs.replace(style, literal=False)
     return [_to_edit(text, root, op, style, newline) for op in ops]
 
 

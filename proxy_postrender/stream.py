@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from itertools import pairwise
+
+from proxy_postrender.structs import Struct
 
 BOM = "\ufeff"
 
@@ -24,8 +25,7 @@ _CONTENT_RE = re.compile(
 )
 
 
-@dataclass
-class Segment:
+class Segment(Struct):
     text: str
     offset: int  # character offset of the segment in the stream (after the BOM)
     line: int  # 1-based line number of the segment's first line

@@ -9,7 +9,6 @@ a changed profile replaces exactly those entries, and ``remove`` strips them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from proxy_postrender import advice, selection, targets
@@ -17,12 +16,12 @@ from proxy_postrender.errors import InputError
 from proxy_postrender.ops import Op, Path, SetValue, update_list
 from proxy_postrender.record import Record
 from proxy_postrender.request import Request
+from proxy_postrender.structs import Struct, field
 
 ANNOTATION = "proxy-postrender.io/injected"
 
 
-@dataclass
-class ObjectPlan:
+class ObjectPlan(Struct):
     ops: list[Op] = field(default_factory=list)
     containers: int = 0
     # per container name: variables added, ours re-valued, ours dropped,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import io
 import re
 from typing import Any
@@ -14,7 +13,7 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
-from proxy_postrender import nodes
+from proxy_postrender import nodes, structs
 from proxy_postrender import ops as ops_mod
 from proxy_postrender.splice import Style
 
@@ -197,9 +196,9 @@ def _quoted(value: Any) -> Any:
 
 def _quote_op(op: ops_mod.Op) -> ops_mod.Op:
     if isinstance(op, ops_mod.SetValue | ops_mod.AddKey):
-        return dataclasses.replace(op, value=_quoted(op.value))
+        return structs.replace(op, value=_quoted(op.value))
     if isinstance(op, ops_mod.AppendItems | ops_mod.InsertItems):
-        return dataclasses.replace(op, items=tuple(_quoted(list(op.items))))
+        return structs.replace(op, items=tuple(_quoted(list(op.items))))
     return op
 
 
