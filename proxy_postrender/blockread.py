@@ -18,7 +18,11 @@ node by node (``tests/test_blockread.py``).
 from __future__ import annotations
 
 import re
-from typing import Any
+
+from proxy_postrender import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 from proxy_postrender.nodes import MappingNode, Node, ScalarNode, SequenceNode
 

@@ -7,11 +7,10 @@ import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
-from proxy_postrender import __version__, options, structs
+from proxy_postrender import TYPE_CHECKING, __version__, options, structs
 from proxy_postrender.errors import EXIT_INPUT, EXIT_USAGE, ProxyPostrenderError, UsageError
 from proxy_postrender.options import LOG_ENV
 from proxy_postrender.redact import Redactor

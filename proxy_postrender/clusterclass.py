@@ -11,7 +11,11 @@ added is recorded per patch (``pI.dJ.jK=files:PATH,PATH`` / ``=commands:N``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+
+from proxy_postrender import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 from proxy_postrender import kubeadm, targets
 from proxy_postrender.errors import InputError

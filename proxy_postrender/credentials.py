@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable
+
+from proxy_postrender import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 from proxy_postrender import kubeadm, splice, stream
 from proxy_postrender.errors import DocumentContext, InputError
@@ -23,6 +27,7 @@ from proxy_postrender.structs import Struct
 if TYPE_CHECKING:
     from proxy_postrender.engine import Result
     from proxy_postrender.request import Request
+    from proxy_postrender.spool import Output
 
 GENERATED_VALUE = "workload-credentials"
 CA_GENERATED_VALUE = "ca-bundle"
@@ -38,21 +43,15 @@ class CredentialSecret(Struct, frozen=True):
 
 def touched_namespaces(result: Result, default: str | None) -> list[str | None]:
     """The namespaces of the workloads that now read from the Secret, in order."""
-    from proxy_postrender.workloads import ObjectPlan
-
-    found: dict[str | None, None] = {}
-    for report in result.objects:
-        plan = report.plan
-        if isinstance(plan, ObjectPlan) and plan.skipped is None and plan.containers:
-            found[report.context.namespace or default] = None
-    return list(found)
+    return list({namespace or default: None for namespace in result.workload_namespaces})
 
 
-Existing = Callable[[str, set[str]], set[tuple[str | None, str]]]
+# (namespace, name) of the objects of a kind in the output so far with one of the names
+Existing = Callable[[set[str]], set[tuple[str | None, str]]]
 
 
 def secret_documents(
-    result: Result, request: Request, before: str, existing: Existing
+    result: Result, request: Request, before: Output, existing: Existing
 ) -> list[str]:
     """The Secrets to emit (``spec.credentials.createSecret``), as new documents;
     ``existing`` finds the (namespace, name) of Secrets already in the stream."""
@@ -64,7 +63,7 @@ def secret_documents(
     return _per_namespace(result, request, before, existing, ("Secret", secret.name), body, hint)
 
 
-def ca_documents(result: Result, request: Request, before: str, existing: Existing) -> list[str]:
+def ca_documents(result: Result, request: Request, before: Output, existing: Existing) -> list[str]:
     """The ConfigMaps with the proxy CA that the workloads mount, as new documents."""
     ca, pem = request.workloads.ca, request.ca_pem
     if ca is None or pem is None or not request.env:
@@ -79,7 +78,7 @@ def ca_documents(result: Result, request: Request, before: str, existing: Existi
 def _per_namespace(
     result: Result,
     request: Request,
-    before: str,
+    before: Output,
     existing: Existing,
     kind_name: tuple[str, str],
     body: dict[str, Any],
@@ -93,7 +92,7 @@ def _per_namespace(
             f"some workloads have no namespace and others are in {others}: pass --namespace "
             f"so that the {kind} {name} is emitted once per namespace"
         )
-    clash = existing(before, {name}) & {(ns, name) for ns in namespaces}
+    clash = existing({name}) & {(ns, name) for ns in namespaces}
     if clash:
         namespace = sorted(clash, key=str)[0][0]
         raise InputError(
@@ -109,7 +108,7 @@ def _per_namespace(
         metadata["annotations"] = {kubeadm.GENERATED: made_by}
         document = {"apiVersion": "v1", "kind": kind, "metadata": metadata, **body}
         docs.append("---\n" + "\n".join(splice.block_lines(document)) + "\n")
-    if docs and before and not before.endswith("\n"):
+    if docs and before.partial_line():
         docs[0] = "\n" + docs[0]
     return docs
 
@@ -122,9 +121,9 @@ def _decoded(payload: str) -> str:
         return ""
 
 
-def check_plaintext(text: str) -> None:
-    """Raise when a document of ``text`` holds a URL with a password in clear."""
-    for index, segment in enumerate(stream.split(text), start=1):
+def check_plaintext(segments: Iterable[stream.Segment]) -> None:
+    """Raise when a document holds a URL with a password in clear."""
+    for index, segment in enumerate(segments, start=1):
         if _PLAINTEXT.search(segment.text) is None and not any(
             _PLAINTEXT.search(_decoded(m.group(1))) for m in _ENCODED_COMMAND.finditer(segment.text)
         ):

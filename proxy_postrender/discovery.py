@@ -19,7 +19,11 @@ read. Everything here is pure data in, data out.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+
+from proxy_postrender import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 from proxy_postrender import noproxy, presets, targets
 from proxy_postrender.scope import ClusterNetwork

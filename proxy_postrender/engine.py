@@ -9,9 +9,13 @@ fallback run (and is checked the same way).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
-from typing import Any
+
+from proxy_postrender import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 from proxy_postrender import (
     blockread,
@@ -22,6 +26,7 @@ from proxy_postrender import (
     kubeadm,
     ops,
     splice,
+    spool,
     stream,
     targets,
     workloads,
@@ -43,16 +48,31 @@ class ObjectReport(Struct):
 
 
 class Result(Struct):
-    text: str
+    text: str = ""  # process() only; run() writes to its Output
     documents: int = 0
     passed_through: int = 0
-    objects: list[ObjectReport] = field(default_factory=list)
+    objects: list[ObjectReport] = field(default_factory=list)  # if keep_objects
     # warnings about the NO_PROXY values written, per scope
     no_proxy_warnings: dict[str, list[str]] = field(default_factory=dict)
+    # False: only what the end of the stream needs is kept (bounded memory)
+    keep_objects: bool = True
+    # the namespaces of the workloads changed, in order (None: the default namespace)
+    workload_namespaces: dict[str | None, None] = field(default_factory=dict)
+    node_secrets: list[ObjectReport] = field(default_factory=list)  # plans with a Secret
 
     @property
     def changed(self) -> list[ObjectReport]:
         return [o for o in self.objects if o.method != "unchanged"]
+
+    def add(self, report: ObjectReport) -> None:
+        if self.keep_objects:
+            self.objects.append(report)
+        plan = report.plan
+        if isinstance(plan, workloads.ObjectPlan):
+            if plan.skipped is None and plan.containers:
+                self.workload_namespaces[report.context.namespace] = None
+        elif isinstance(plan, kubeadm.NodePlan) and plan.secret is not None:
+            self.node_secrets.append(report)
 
 
 def _context(segment: stream.Segment, index: int, obj: Any) -> DocumentContext:
@@ -101,14 +121,6 @@ def _plan(
     return None
 
 
-def _discover(segments: list[stream.Segment], request: Request) -> discovery.ClusterIndex | None:
-    """Index the Cluster API objects of the stream, when the NO_PROXY needs them."""
-    config = request.no_proxy
-    if config is None or not config.discover or request.nodes is None or not request.env:
-        return None
-    return discover_clusters(segments)
-
-
 def load_documents(text: str) -> list[Any] | None:
     """The data of every document of a segment (None: it does not parse): the fast
     block reader, else libyaml."""
@@ -124,7 +136,7 @@ def load_documents(text: str) -> list[Any] | None:
         return None
 
 
-def discover_clusters(segments: list[stream.Segment]) -> discovery.ClusterIndex:
+def discover_clusters(segments: Iterable[stream.Segment]) -> discovery.ClusterIndex:
     """Index the Cluster API objects of a stream; unparsable documents are left out."""
     objects: list[Mapping[str, Any]] = []
     for segment in segments:
@@ -155,11 +167,34 @@ def _needs_parse(segment: stream.Segment, request: Request) -> bool:
 
 def process(text: str, request: Request) -> Result:
     """Transform a whole stream (without BOM); raise InputError on any problem."""
-    result = Result(text="")
-    pieces: list[str] = []
-    segments = list(stream.split(text))
-    envs = Environments(request, _discover(segments, request))
-    for segment in segments:
+    segments = stream.split(text)
+    out = spool.Output()
+    result = run(lambda: segments, request, out)
+    result.text = out.text()
+    return result
+
+
+def needs_two_passes(request: Request) -> bool:
+    """Whether :func:`run` reads the stream twice (the clusters first)."""
+    config = request.no_proxy
+    return (
+        config is not None and config.discover and request.nodes is not None and bool(request.env)
+    )
+
+
+def run(
+    segments: Callable[[], Iterable[stream.Segment]],
+    request: Request,
+    out: spool.Output,
+    *,
+    keep_objects: bool = True,
+) -> Result:
+    """Transform the stream that ``segments()`` gives (twice when
+    :func:`needs_two_passes`) into ``out``; raise InputError on any problem."""
+    result = Result(keep_objects=keep_objects)
+    clusters = discover_clusters(segments()) if needs_two_passes(request) else None
+    envs = Environments(request, clusters)
+    for segment in segments():
         content = segment.has_content()
         # documents as a reader counts them: every "---", and content before the first
         counted = int(content or segment.text.startswith("---"))
@@ -174,19 +209,18 @@ def process(text: str, request: Request) -> Result:
             _refuse_unknown_target(segment, result.documents)
         if not content or not _needs_parse(segment, request):
             result.passed_through += counted
-            pieces.append(segment.text)
+            out.add(segment)
             continue
-        pieces.append(_process_segment(segment, result.documents, request, envs, result))
-    pieces += _secrets(result, request, "".join(pieces))
-    pieces += credentials.secret_documents(
-        result, request, "".join(pieces), partial(_existing, kind="Secret")
+        out.write(_process_segment(segment, result.documents, request, envs, result))
+    out.write_all(_secrets(result, request, out))
+    out.write_all(
+        credentials.secret_documents(result, request, out, partial(_existing, out, kind="Secret"))
     )
-    pieces += credentials.ca_documents(
-        result, request, "".join(pieces), partial(_existing, kind="ConfigMap")
+    out.write_all(
+        credentials.ca_documents(result, request, out, partial(_existing, out, kind="ConfigMap"))
     )
-    result.text = "".join(pieces)
     if request.forbid_plaintext:
-        credentials.check_plaintext(result.text)
+        credentials.check_plaintext(out.segments())
     result.no_proxy_warnings = envs.warnings
     return result
 
@@ -221,12 +255,11 @@ def generated_by(doc: Any) -> str | None:
     return str(value) if value else None
 
 
-def _existing(text: str, names: set[str], kind: str) -> set[tuple[str | None, str]]:
-    """(namespace, name) of the objects of ``kind`` in ``text`` that carry one of ``names``."""
+def _existing(out: spool.Output, names: set[str], kind: str) -> set[tuple[str | None, str]]:
+    """(namespace, name) of the objects of ``kind`` in the output so far that carry one
+    of ``names``."""
     found: set[tuple[str | None, str]] = set()
-    if not any(name in text for name in names):
-        return found
-    for segment in stream.split(text):
+    for segment in out.segments():
         if segment.sniff_kind() not in (None, kind, "List"):
             continue
         if not any(name in segment.text for name in names):
@@ -240,14 +273,14 @@ def _existing(text: str, names: set[str], kind: str) -> set[tuple[str | None, st
     return found
 
 
-def _secrets(result: Result, request: Request, before: str) -> list[str]:
+def _secrets(result: Result, request: Request, out: spool.Output) -> list[str]:
     """The Secrets the node bootstrap reads from, as new documents at the end."""
     settings = request.nodes
     if not request.env or settings is None or not settings.create_secret:
         return []
     refs: dict[tuple[str | None, str], kubeadm.SecretRef] = {}
     contents: dict[tuple[str | None, str], tuple[tuple[str, str], ...]] = {}
-    for report in result.objects:
+    for report in result.node_secrets:
         plan = report.plan
         if isinstance(plan, kubeadm.NodePlan) and plan.secret is not None:
             key = (plan.secret.namespace, plan.secret.name)
@@ -262,7 +295,7 @@ def _secrets(result: Result, request: Request, before: str) -> list[str]:
                 )
     if not refs:
         return []
-    clash = _existing(before, {ref.name for ref in refs.values()}, "Secret") & set(refs)
+    clash = _existing(out, {ref.name for ref in refs.values()}, "Secret") & set(refs)
     if clash:
         namespace, name = sorted(clash, key=str)[0]
         raise InputError(
@@ -288,7 +321,7 @@ def _secrets(result: Result, request: Request, before: str) -> list[str]:
             "stringData": kubeadm.secret_data(settings, contents[key]),
         }
         docs.append("---\n" + "\n".join(splice.block_lines(secret)) + "\n")
-    if docs and before and not before.endswith("\n"):
+    if docs and out.partial_line():
         docs[0] = "\n" + docs[0]
     return docs
 
@@ -350,7 +383,8 @@ def _process_parsed(
             doc_ops.extend(plan.ops)
             reports.append(ObjectReport(context, plan, "splice" if plan.ops else "unchanged"))
         changes.append(doc_ops)
-    result.objects.extend(reports)
+    for report in reports:
+        result.add(report)
     if not any(changes):
         if not reports:
             result.passed_through += 1

@@ -9,7 +9,11 @@ holds what those clusters' Cluster objects say.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+
+from proxy_postrender import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 from proxy_postrender import advice, noproxy, scope
 from proxy_postrender.discovery import ClusterIndex

@@ -16,7 +16,11 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable, Mapping, MutableMapping
-from typing import Any
+
+from proxy_postrender import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 from proxy_postrender import engine, stream
 from proxy_postrender.errors import InputError, ProfileError, ProxyPostrenderError

@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+
+from proxy_postrender import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 from proxy_postrender import render, targets
 from proxy_postrender.errors import InputError

@@ -9,7 +9,11 @@ spliced text and for the round-trip fallback).
 from __future__ import annotations
 
 from collections.abc import MutableMapping, MutableSequence
-from typing import Any
+
+from proxy_postrender import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 from proxy_postrender.structs import Struct
 

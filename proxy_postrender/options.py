@@ -11,7 +11,10 @@ whatever it does read, it reads as click does.
 
 from __future__ import annotations
 
-from typing import Any
+from proxy_postrender import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 from proxy_postrender.structs import Struct
 

@@ -11,7 +11,11 @@ render, the patches give the same objects as the direct path.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+
+from proxy_postrender import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 from proxy_postrender import targets, workloads, yamlio
 from proxy_postrender.record import Record

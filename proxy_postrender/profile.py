@@ -21,7 +21,11 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+
+from proxy_postrender import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 from urllib.parse import quote, urlsplit
 
 from proxy_postrender import custom as custom_mod

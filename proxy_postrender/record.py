@@ -9,7 +9,11 @@ entries, and lets ``--remove`` strip them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+
+from proxy_postrender import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 from proxy_postrender.errors import InputError
 from proxy_postrender.ops import AddKey, DeleteKey, Op, Path, SetValue

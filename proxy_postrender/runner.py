@@ -6,21 +6,28 @@ write stdout, report. The console script parses plain invocations itself
 from __future__ import annotations
 
 import datetime
+import itertools
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+
+from proxy_postrender import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 from proxy_postrender.errors import EXIT_INPUT, ProxyPostrenderError, UsageError
 from proxy_postrender.options import LOG_ENV, PROFILE_ENV
 from proxy_postrender.redact import Redactor
 
 if TYPE_CHECKING:
+    from proxy_postrender import stream
     from proxy_postrender.credentials import CredentialSecret
     from proxy_postrender.profile import Profile
     from proxy_postrender.request import Request
+    from proxy_postrender.spool import Output
 
 PROG = "proxy-postrender"
 EXIT_INTERRUPTED = 130  # as a shell reports SIGINT
@@ -167,7 +174,7 @@ def run(
     report: str | None,
     reporter: Reporter,
 ) -> None:
-    from proxy_postrender import engine, krm, profile, stream
+    from proxy_postrender import engine, krm, profile, spool, stream
     from proxy_postrender import report as report_mod
     from proxy_postrender.request import Request
 
@@ -190,31 +197,67 @@ def run(
         profile_warnings.extend(loaded.warnings)
         return request_from(loaded, remove=remove, forbid_plaintext=forbid_plaintext)
 
-    data = sys.stdin.buffer.read()
-    text, bom = stream.decode(data)
-    if krm.is_resource_list(text):
-        if show_diff:
-            raise UsageError("--diff works on manifest streams, not on a KRM ResourceList")
-        outcome = krm.run(text, request_for, reporter.redactor.redact)
-        sys.stdout.buffer.write(stream.encode(outcome.text, bom))
-        sys.stdout.buffer.flush()
-        if outcome.error is not None:
-            raise outcome.error
-        if report is not None and outcome.result is not None:
-            text = report_mod.render(outcome.result, removing=remove, warnings=profile_warnings)
-            reporter.info(text, report)
-        return
+    chunks = spool.read_text(sys.stdin.buffer)
+    first = next(chunks, "")
+    bom = first.startswith(stream.BOM)
+    source = stream.split_chunks(itertools.chain([first[1:] if bom else first], chunks))
+    head: list[stream.Segment] = []  # up to the first document with content
+    for segment in source:
+        head.append(segment)
+        if segment.has_content():
+            break
+    if show_diff or (head and head[-1].sniff_kind() == krm.KIND):
+        # a diff, or a KRM ResourceList: the whole text in memory
+        text = "".join(segment.text for segment in itertools.chain(head, source))
+        if krm.is_resource_list(text):
+            if show_diff:
+                raise UsageError("--diff works on manifest streams, not on a KRM ResourceList")
+            outcome = krm.run(text, request_for, reporter.redactor.redact)
+            sys.stdout.buffer.write(stream.encode(outcome.text, bom))
+            sys.stdout.buffer.flush()
+            if outcome.error is not None:
+                raise outcome.error
+            if report is not None and outcome.result is not None:
+                text = report_mod.render(outcome.result, removing=remove, warnings=profile_warnings)
+                reporter.info(text, report)
+            return
+        head, source = stream.split(text), iter(())
     request = request_for(None)
-    result = engine.process(text, request)
-    if show_diff:
-        diff = reporter.redactor.redact(_unified_diff(text, result.text))
-        out = diff.encode("utf-8", "surrogateescape")
-    else:
-        out = stream.encode(result.text, bom)
-    sys.stdout.buffer.write(out)
+    with spool.Output(SPOOL_MEMORY) as out, spool.Output(SPOOL_MEMORY) as kept:
+        twice = engine.needs_two_passes(request)
+        result = engine.run(
+            _segments(head, source, kept if twice else None),
+            request,
+            out,
+            keep_objects=report is not None,
+        )
+        if show_diff:
+            text = "".join(segment.text for segment in head)
+            diff = reporter.redactor.redact(_unified_diff(text, out.text()))
+            sys.stdout.buffer.write(diff.encode("utf-8", "surrogateescape"))
+        else:
+            out.copy_to(sys.stdout.buffer, stream.BOM if bom else "")
     sys.stdout.buffer.flush()
     if report is not None:
         reporter.info(report_mod.render(result, removing=remove, warnings=profile_warnings), report)
+
+
+# Characters of output (and of input read twice) kept in memory; past that they wait in
+# a temporary file until the run has succeeded.
+SPOOL_MEMORY = 16 * 1024 * 1024
+
+
+def _segments(
+    head: list[stream.Segment], rest: Iterator[stream.Segment], kept: Output | None
+) -> Callable[[], Iterable[stream.Segment]]:
+    """The stream's segments for the engine: read once as they come, or, when the engine
+    reads them twice, ``kept`` (a spool) and read back."""
+    if kept is None:
+        pending = [itertools.chain(head, rest)]
+        return lambda: pending.pop()  # a second call is a bug: IndexError
+    for segment in itertools.chain(head, rest):
+        kept.add(segment)
+    return kept.segments
 
 
 def profile_path(argument: str | None, option: str | None) -> str | None:

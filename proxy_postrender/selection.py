@@ -14,7 +14,11 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Mapping, Sequence
-from typing import Any
+
+from proxy_postrender import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 from proxy_postrender.errors import InputError
 from proxy_postrender.structs import Struct

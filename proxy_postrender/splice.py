@@ -11,7 +11,11 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterable
-from typing import Any
+
+from proxy_postrender import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 from proxy_postrender import scalars, structs
 from proxy_postrender.nodes import MappingNode, Node, ScalarNode, SequenceNode

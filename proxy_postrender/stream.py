@@ -9,7 +9,7 @@ right before a ``---`` belong to the document that follows them.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from itertools import pairwise
 
 from proxy_postrender.structs import Struct
@@ -117,17 +117,53 @@ def _starts(text: str) -> list[int]:
 
 def split(text: str) -> list[Segment]:
     """Split ``text`` (without BOM) into segments; ``"".join`` of their texts is ``text``."""
-    if not text:
-        return []
-    starts = _starts(text)
-    bounds = [*starts, len(text)]
-    segments: list[Segment] = []
-    line = 1
-    for begin, end in pairwise(bounds):
+    return _segments(text, _starts(text), 0, 1) if text else []
+
+
+def _segments(text: str, starts: list[int], offset: int, line: int) -> list[Segment]:
+    """The segments of ``text`` from its segment starts; ``offset`` and ``line`` are
+    where ``text`` sits in the stream."""
+    segments = []
+    for begin, end in pairwise([*starts, len(text)]):
         chunk = text[begin:end]
-        segments.append(Segment(chunk, begin, line))
+        segments.append(Segment(chunk, offset + begin, line))
         line += chunk.count("\n")
     return segments
+
+
+def split_chunks(chunks: Iterable[str]) -> Iterator[Segment]:
+    """:func:`split` of the concatenation of ``chunks``, holding only the current
+    document (and one chunk) in memory: the same segments, offsets and lines.
+
+    A segment start depends only on its marker line and the lines before it, so
+    every segment before the last start of the text read so far is final (the
+    text is cut at a line end: "---" at the very end may yet become "----").
+    """
+    pending: list[str] = []
+    tail = ""  # the last characters read: a marker may straddle two chunks
+    offset, line = 0, 1
+    for chunk in chunks:
+        if not chunk:
+            continue
+        pending.append(chunk)
+        if "\n---" not in tail + chunk:
+            tail = (tail + chunk)[-4:]
+            continue
+        tail = chunk[-4:]
+        buffer = "".join(pending)
+        starts = _starts(buffer[: buffer.rfind("\n") + 1])
+        cut = starts[-1]
+        if cut == 0:
+            pending = [buffer]
+            continue
+        segments = _segments(buffer[:cut], starts[:-1], offset, line)
+        yield from segments
+        line = segments[-1].line + segments[-1].text.count("\n")
+        offset += cut
+        pending = [buffer[cut:]]
+    rest = "".join(pending)
+    if rest:
+        yield from _segments(rest, _starts(rest), offset, line)
 
 
 def decode(data: bytes) -> tuple[str, bool]:

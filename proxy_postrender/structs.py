@@ -13,10 +13,18 @@ assignment after construction and a hash. :func:`replace` is
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, dataclass_transform
+from proxy_postrender import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any, ClassVar, TypeVar, dataclass_transform
+
+    S = TypeVar("S", bound="Struct")
+else:
+
+    def dataclass_transform(**_kwargs: object) -> Callable[[type], type]:
+        """Only type checkers read it."""
+        return lambda cls: cls
 
 
 class FrozenInstanceError(AttributeError):
@@ -36,7 +44,6 @@ def field(*, default_factory: Callable[[], Any]) -> Any:
 
 
 _MISSING = object()
-S = TypeVar("S", bound="Struct")
 
 
 @dataclass_transform(field_specifiers=(field,))

@@ -7,7 +7,11 @@ from the object root to each pod spec the kind carries.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+
+from proxy_postrender import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 from proxy_postrender.ops import Path
 

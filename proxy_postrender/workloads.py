@@ -9,7 +9,11 @@ a changed profile replaces exactly those entries, and ``remove`` strips them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+
+from proxy_postrender import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, TypeAlias
 
 from proxy_postrender import advice, selection, targets
 from proxy_postrender.errors import InputError
@@ -262,7 +266,7 @@ def _owned_entry(
     return update_list(parent, path, key, set(ours), [wanted] if wanted else [])
 
 
-Value = str | Mapping[str, Any]  # a literal value, or a valueFrom source
+Value: TypeAlias = "str | Mapping[str, Any]"  # a literal value, or a valueFrom source
 
 
 def env_item(var: str, value: Value) -> dict[str, Any]:

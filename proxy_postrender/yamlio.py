@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import io
 import re
-from typing import Any
+
+from proxy_postrender import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.constructor import SafeConstructor

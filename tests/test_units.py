@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
@@ -256,3 +256,19 @@ def test_profile_rejects_bad_node_settings(tmp_path: Path, nodes: str, message: 
     text = BASE.format(name="a", url="http://proxy:3128") + f"  nodes:\n    {nodes}\n"
     with pytest.raises(ProfileError, match=message):
         profile.load(_write(tmp_path, text), environ={})
+
+
+_STREAM_LINES = st.sampled_from(
+    ["---", "--- # c", "----", " ---", "---x", "%YAML 1.2", "# c", "", "a: 1", "- b", "é: ü"]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_STREAM_LINES, max_size=30), st.booleans(), st.integers(1, 12))
+def test_splitting_chunks_gives_the_segments_of_the_whole(
+    lines: list[str], final_newline: bool, size: int
+) -> None:
+    text = "\n".join(lines) + ("\n" if final_newline and lines else "")
+    chunks = [text[i : i + size] for i in range(0, len(text), size)]
+    expected = [(s.text, s.offset, s.line) for s in stream.split(text)]
+    assert [(s.text, s.offset, s.line) for s in stream.split_chunks(chunks)] == expected

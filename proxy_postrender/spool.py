@@ -1,0 +1,135 @@
+"""Where a run's output goes until the run has succeeded (all or nothing).
+
+:class:`Output` takes the output text piece by piece. It keeps it in memory,
+or, given a limit, in a temporary file once past that many bytes, so that a
+stream of any size runs in bounded memory. It can be read back as segments for
+the end-of-stream checks, and is copied out only when the whole run has
+succeeded.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Iterable, Iterator
+
+from proxy_postrender import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import BinaryIO
+
+from proxy_postrender import stream
+
+CHUNK = 1 << 20
+
+
+def read_text(source: BinaryIO, size: int | None = None) -> Iterator[str]:
+    """The text of a byte stream in chunks (UTF-8; other bytes as surrogate escapes,
+    so that they pass through unchanged), keeping a byte-order mark."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="surrogateescape")
+    while True:
+        data = source.read(size or CHUNK)
+        if not data:
+            break
+        text = decoder.decode(data)
+        if text:
+            yield text
+    text = decoder.decode(b"", final=True)
+    if text:
+        yield text
+
+
+class Output:
+    """Text written piece by piece: kept in memory up to ``memory_limit`` characters
+    (no limit: always), then moved to a temporary file and appended there."""
+
+    def __init__(self, memory_limit: int | None = None) -> None:
+        self._limit = memory_limit
+        self._pieces: list[str] = []
+        self._size = 0
+        # the segments, while every piece was one (read back without splitting again)
+        self._segments: list[stream.Segment] | None = []
+        self._file: BinaryIO | None = None
+        self._last = ""
+        self._read = False
+
+    def write(self, text: str) -> None:
+        if text:
+            self._segments = None
+            self._write(text)
+
+    def add(self, segment: stream.Segment) -> None:
+        """Write a segment of a stream (in order), to read back as it is."""
+        if self._segments is not None and self._file is None:
+            self._segments.append(segment)
+            self._write(segment.text)
+        else:
+            self.write(segment.text)
+
+    def _write(self, text: str) -> None:
+        self._last = text[-1]
+        if self._file is None:
+            self._pieces.append(text)
+            self._size += len(text)
+            if self._limit is not None and self._size > self._limit:
+                self._roll_over()
+            return
+        if self._read:
+            self._file.seek(0, 2)
+            self._read = False
+        self._file.write(text.encode("utf-8", "surrogateescape"))
+
+    def _roll_over(self) -> None:
+        import tempfile
+
+        # closed by close() or on leaving a with block: it lives as long as the Output
+        self._file = tempfile.TemporaryFile()  # noqa: SIM115
+        for piece in self._pieces:
+            self._file.write(piece.encode("utf-8", "surrogateescape"))
+        self._pieces, self._segments = [], None
+
+    def write_all(self, pieces: Iterable[str]) -> None:
+        for piece in pieces:
+            self.write(piece)
+
+    def partial_line(self) -> bool:
+        """Whether the output so far ends inside a line (a new document needs a newline first)."""
+        return bool(self._last) and self._last != "\n"
+
+    def segments(self) -> Iterator[stream.Segment]:
+        """The text so far, read back as segments."""
+        if self._file is None:
+            if self._segments is not None:
+                yield from list(self._segments)
+            else:
+                yield from stream.split("".join(self._pieces))
+            return
+        self._file.seek(0)
+        self._read = True  # the next write seeks back to the end
+        yield from stream.split_chunks(read_text(self._file))
+
+    def text(self) -> str:
+        if self._file is None:
+            return "".join(self._pieces)
+        return "".join(segment.text for segment in self.segments())
+
+    def copy_to(self, target: BinaryIO, prefix: str = "") -> None:
+        """Write everything out (after ``prefix``, a byte-order mark say)."""
+        target.write(prefix.encode("utf-8"))
+        if self._file is None:
+            target.write("".join(self._pieces).encode("utf-8", "surrogateescape"))
+            return
+        import shutil
+
+        self._file.seek(0)
+        self._read = True
+        shutil.copyfileobj(self._file, target, CHUNK)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+
+    def __enter__(self) -> Output:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
