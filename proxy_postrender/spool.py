@@ -116,7 +116,8 @@ class Output:
         """Write everything out (after ``prefix``, a byte-order mark say)."""
         target.write(prefix.encode("utf-8"))
         if self._file is None:
-            target.write("".join(self._pieces).encode("utf-8", "surrogateescape"))
+            for piece in self._pieces:
+                target.write(piece.encode("utf-8", "surrogateescape"))
             return
         import shutil
 

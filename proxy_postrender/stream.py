@@ -16,9 +16,11 @@ from proxy_postrender.structs import Struct
 
 BOM = "\ufeff"
 
-# After a top-level "kind" key (plain or quoted, at column 0): the ':' and its value.
-_KIND_VALUE_RE = re.compile(r"""[ \t]*:(.*)$""", re.MULTILINE)
-_KIND_KEYS = ("kind", '"kind"', "'kind'")
+# A top-level "kind" key (plain or quoted, at column 0) after a line break, and its
+# value. The pattern starts with a literal "\n", which the regex engine finds
+# quickly; a MULTILINE "^" is tried at every character, ten times slower.
+_KIND_LINE_RE = re.compile(r"""\n(?:kind|"kind"|'kind')[ \t]*:(.*)""")
+_KIND_FIRST_RE = re.compile(r"""(?:kind|"kind"|'kind')[ \t]*:(.*)""")
 _SOURCE_RE = re.compile(r"^# Source: (.+?)\r?$", re.MULTILINE)
 _CONTENT_RE = re.compile(
     r"^(?![ \t]*(?:#|\r?$)|---[ \t]*(?:#.*)?\r?$|\.\.\.[ \t]*(?:#.*)?\r?$)", re.MULTILINE
@@ -70,34 +72,30 @@ class Segment(Struct):
         return value
 
 
-def _line_starts_with(text: str, prefix: str) -> Iterator[int]:
-    """Offsets of the lines that start with ``prefix`` (a ``str.find`` scan: the
-    regex engine tries a MULTILINE ``^`` at every character, ten times slower)."""
-    if text.startswith(prefix):
-        yield 0
-    needle = "\n" + prefix
-    pos = text.find(needle)
-    while pos >= 0:
-        yield pos + 1
-        pos = text.find(needle, pos + 1)
-
-
 def _kind_values(text: str) -> list[str]:
     """What follows the ':' of every top-level ``kind`` key line (plain or quoted)."""
-    values: list[str] = []
-    for key in _KIND_KEYS:
-        for start in _line_starts_with(text, key):
-            match = _KIND_VALUE_RE.match(text, start + len(key))
-            if match is not None:
-                values.append(match.group(1))
+    first = _KIND_FIRST_RE.match(text)
+    values = [first.group(1)] if first is not None else []
+    values += _KIND_LINE_RE.findall(text)
     return values
 
 
-def _starts(text: str) -> list[int]:
-    """Offsets where segments start (always including 0)."""
+def _dash_lines(text: str, end: int) -> Iterator[int]:
+    """Offsets of the lines of ``text[:end]`` that start with "---" (str.find jumps
+    between them; a MULTILINE regex "^" is tried at every character)."""
+    if text.startswith("---", 0, end):
+        yield 0
+    pos = text.find("\n---", 0, end)
+    while pos >= 0:
+        yield pos + 1
+        pos = text.find("\n---", pos + 1, end)
+
+
+def _starts(text: str, end: int) -> list[int]:
+    """Offsets where segments start in ``text[:end]`` (always including 0)."""
     starts = [0]
-    for start in _line_starts_with(text, "---"):
-        if text[start + 3 : start + 4] not in ("", " ", "\t", "\r", "\n"):
+    for start in _dash_lines(text, end):
+        if text[start + 3 : min(start + 4, end)] not in ("", " ", "\t", "\r", "\n"):
             continue  # "----" or "---x": not a marker
         # pull preceding directive lines ("%YAML 1.2"), and the comments and blank
         # lines between them and the marker, into the document they introduce
@@ -117,15 +115,15 @@ def _starts(text: str) -> list[int]:
 
 def split(text: str) -> list[Segment]:
     """Split ``text`` (without BOM) into segments; ``"".join`` of their texts is ``text``."""
-    return _segments(text, _starts(text), 0, 1) if text else []
+    return _segments(text, _starts(text, len(text)), len(text), 0, 1) if text else []
 
 
-def _segments(text: str, starts: list[int], offset: int, line: int) -> list[Segment]:
-    """The segments of ``text`` from its segment starts; ``offset`` and ``line`` are
-    where ``text`` sits in the stream."""
+def _segments(text: str, starts: list[int], end: int, offset: int, line: int) -> list[Segment]:
+    """The segments of ``text[:end]`` from its segment starts; ``offset`` and ``line``
+    are where ``text`` sits in the stream."""
     segments = []
-    for begin, end in pairwise([*starts, len(text)]):
-        chunk = text[begin:end]
+    for begin, stop in pairwise([*starts, end]):
+        chunk = text[begin:stop]
         segments.append(Segment(chunk, offset + begin, line))
         line += chunk.count("\n")
     return segments
@@ -146,24 +144,24 @@ def split_chunks(chunks: Iterable[str]) -> Iterator[Segment]:
         if not chunk:
             continue
         pending.append(chunk)
-        if "\n---" not in tail + chunk:
-            tail = (tail + chunk)[-4:]
+        if "\n---" not in chunk and "\n---" not in tail + chunk[:3]:
+            tail = (tail + chunk[-4:])[-4:]
             continue
         tail = chunk[-4:]
-        buffer = "".join(pending)
-        starts = _starts(buffer[: buffer.rfind("\n") + 1])
+        buffer = "".join(pending) if len(pending) > 1 else chunk
+        starts = _starts(buffer, buffer.rfind("\n") + 1)
         cut = starts[-1]
         if cut == 0:
             pending = [buffer]
             continue
-        segments = _segments(buffer[:cut], starts[:-1], offset, line)
+        segments = _segments(buffer, starts[:-1], cut, offset, line)
         yield from segments
         line = segments[-1].line + segments[-1].text.count("\n")
         offset += cut
         pending = [buffer[cut:]]
     rest = "".join(pending)
     if rest:
-        yield from _segments(rest, _starts(rest), offset, line)
+        yield from _segments(rest, _starts(rest, len(rest)), len(rest), offset, line)
 
 
 def decode(data: bytes) -> tuple[str, bool]:
