@@ -47,6 +47,21 @@ class ObjectReport(Struct):
     method: str  # "unchanged" | "splice" | "roundtrip"
 
 
+class Outcome(Struct):
+    """What processing one segment gave: its new text and the objects it held."""
+
+    text: str
+    reports: list[ObjectReport] = field(default_factory=list)
+    passed_through: int = 0  # 1: it was parsed and held no target
+
+
+def _touches_namespace(report: ObjectReport) -> bool:
+    """Whether the report is of a workload changed in its namespace (one that needs the
+    credential Secret and CA ConfigMap there)."""
+    plan = report.plan
+    return isinstance(plan, workloads.ObjectPlan) and plan.skipped is None and bool(plan.containers)
+
+
 class Result(Struct):
     text: str = ""  # process() only; run() writes to its Output
     documents: int = 0
@@ -64,13 +79,18 @@ class Result(Struct):
     def changed(self) -> list[ObjectReport]:
         return [o for o in self.objects if o.method != "unchanged"]
 
+    def merge(self, outcome: Outcome) -> None:
+        """Count a processed document (in stream order)."""
+        self.passed_through += outcome.passed_through
+        for report in outcome.reports:
+            self.add(report)
+
     def add(self, report: ObjectReport) -> None:
         if self.keep_objects:
             self.objects.append(report)
         plan = report.plan
-        if isinstance(plan, workloads.ObjectPlan):
-            if plan.skipped is None and plan.containers:
-                self.workload_namespaces[report.context.namespace] = None
+        if _touches_namespace(report):
+            self.workload_namespaces[report.context.namespace] = None
         elif isinstance(plan, kubeadm.NodePlan) and plan.secret is not None:
             self.node_secrets.append(report)
 
@@ -194,24 +214,22 @@ def run(
     result = Result(keep_objects=keep_objects)
     clusters = discover_clusters(segments()) if needs_two_passes(request) else None
     envs = Environments(request, clusters)
+
+    def consume(outcome: Outcome) -> None:
+        out.write(outcome.text)
+        result.merge(outcome)
+
     for segment in segments():
         content = segment.has_content()
         # documents as a reader counts them: every "---", and content before the first
         counted = int(content or segment.text.startswith("---"))
         result.documents += counted
-        if content and kubeadm.GENERATED in segment.text:
-            made_by = _generated_secret(segment)
-            if (made_by == "node-bootstrap" and (request.nodes is not None or not request.env)) or (
-                made_by in (credentials.GENERATED_VALUE, credentials.CA_GENERATED_VALUE)
-            ):
-                continue  # emitted by an earlier run: made anew below
-        if content and not request.env and not _needs_parse(segment, request):
-            _refuse_unknown_target(segment, result.documents)
+        if content and _made_anew(segment, request):
+            continue  # emitted by an earlier run: made anew below
         if not content or not _needs_parse(segment, request):
-            result.passed_through += counted
-            out.add(segment)
-            continue
-        out.write(_process_segment(segment, result.documents, request, envs, result))
+            consume(_pass_through(segment, result.documents, counted, request))
+        else:
+            consume(process_segment(segment, result.documents, request, envs))
     out.write_all(_secrets(result, request, out))
     out.write_all(
         credentials.secret_documents(result, request, out, partial(_existing, out, kind="Secret"))
@@ -223,6 +241,24 @@ def run(
         credentials.check_plaintext(out.segments())
     result.no_proxy_warnings = envs.warnings
     return result
+
+
+def _made_anew(segment: stream.Segment, request: Request) -> bool:
+    """Whether the segment is a Secret or ConfigMap an earlier run emitted that this run
+    emits again (or, removing, drops)."""
+    if kubeadm.GENERATED not in segment.text:
+        return False
+    made_by = _generated_secret(segment)
+    if made_by == "node-bootstrap":
+        return request.nodes is not None or not request.env
+    return made_by in (credentials.GENERATED_VALUE, credentials.CA_GENERATED_VALUE)
+
+
+def _pass_through(segment: stream.Segment, index: int, counted: int, request: Request) -> Outcome:
+    """A segment without targets, unchanged (after the removal check)."""
+    if counted and not request.env:
+        _refuse_unknown_target(segment, index)
+    return Outcome(segment.text, passed_through=counted)
 
 
 def _refuse_unknown_target(segment: stream.Segment, index: int) -> None:
@@ -331,9 +367,10 @@ def _secrets(result: Result, request: Request, out: spool.Output) -> list[str]:
 MAX_PARSED_BYTES = 8 * 1024 * 1024
 
 
-def _process_segment(
-    segment: stream.Segment, index: int, request: Request, envs: Environments, result: Result
-) -> str:
+def process_segment(
+    segment: stream.Segment, index: int, request: Request, envs: Environments
+) -> Outcome:
+    """One segment that may hold targets (document ``index`` of the stream)."""
     if len(segment.text) > MAX_PARSED_BYTES:
         raise InputError(
             f"the document is {len(segment.text) / 2**20:.1f} MiB; an object the tool changes "
@@ -341,7 +378,7 @@ def _process_segment(
             DocumentContext(index, segment.line, source=segment.helm_source()),
         )
     try:
-        return _process_parsed(segment, index, request, envs, result)
+        return _process_parsed(segment, index, request, envs)
     except RecursionError:
         context = DocumentContext(index, segment.line, source=segment.helm_source())
         raise InputError("the document is nested too deeply", context) from None
@@ -362,8 +399,8 @@ def _compose(segment: stream.Segment, index: int) -> list[tuple[Node, Any]]:
 
 
 def _process_parsed(
-    segment: stream.Segment, index: int, request: Request, envs: Environments, result: Result
-) -> str:
+    segment: stream.Segment, index: int, request: Request, envs: Environments
+) -> Outcome:
     try:
         docs = [blockread.read(segment.text)]
     except blockread.Declined:
@@ -383,17 +420,13 @@ def _process_parsed(
             doc_ops.extend(plan.ops)
             reports.append(ObjectReport(context, plan, "splice" if plan.ops else "unchanged"))
         changes.append(doc_ops)
-    for report in reports:
-        result.add(report)
     if not any(changes):
-        if not reports:
-            result.passed_through += 1
-        return segment.text
+        return Outcome(segment.text, reports, 0 if reports else 1)
     new_text, method = _rewrite(segment, docs, changes, index)
     for report in reports:
         if report.method != "unchanged":
             report.method = method
-    return new_text
+    return Outcome(new_text, reports)
 
 
 def _rewrite(
