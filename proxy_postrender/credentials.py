@@ -10,7 +10,6 @@ gate fails a run whose output still holds a URL with a password.
 
 from __future__ import annotations
 
-import base64
 import re
 from collections.abc import Callable, Iterable
 
@@ -116,6 +115,8 @@ def _per_namespace(
 def _decoded(payload: str) -> str:
     """A PowerShell -EncodedCommand payload (base64 of UTF-16LE) as text."""
     try:
+        import base64  # lazy: start-up time
+
         return base64.b64decode(payload, validate=True).decode("utf-16-le", "replace")
     except ValueError:
         return ""

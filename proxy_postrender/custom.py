@@ -10,7 +10,6 @@ The fields the tool set are recorded in ``proxy-postrender.io/fields``.
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Mapping, Sequence
 
 from proxy_postrender import TYPE_CHECKING
@@ -100,6 +99,8 @@ def values(env: Sequence[tuple[str, str]], ca_pem: str | None) -> dict[str, str]
     """The profile values a setter may name (none when removing)."""
     if not env:
         return {}
+    import base64  # lazy: start-up time
+
     found = dict(env)
     result = {
         "httpProxy": found.get("HTTP_PROXY"),

@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from pathlib import Path
 
 from proxy_postrender import TYPE_CHECKING
 
@@ -269,7 +268,7 @@ def from_object(
     environ: Mapping[str, str],
     overrides: Overrides | None = None,
     redactor: Redactor | None = None,
-    base: Path | None = None,
+    base: str | None = None,
 ) -> Profile:
     """Build a Profile from a parsed ProxyProfile object (plus flag overrides);
     relative file names in it (spec.caBundle.file) are read from ``base``."""
@@ -671,7 +670,7 @@ _PEM_RE = re.compile(r"-----BEGIN CERTIFICATE-----\n[A-Za-z0-9+/=\n]+-----END CE
 
 
 def _ca_bundle(
-    value: Any, where: str, base: Path | None
+    value: Any, where: str, base: str | None
 ) -> tuple[str | None, bool, bool, dict[str, Any]]:
     """(PEM, for workloads, for nodes, workload options) of spec.caBundle."""
     if value is None:
@@ -684,11 +683,12 @@ def _ca_bundle(
     if "file" in value:
         if not isinstance(value["file"], str):
             raise ProfileError(f"{where}.file: must be a path")
-        path = Path(value["file"]).expanduser()
-        if not path.is_absolute() and base is not None:
-            path = base / path
+        path = os.path.expanduser(value["file"])
+        if not os.path.isabs(path) and base is not None:
+            path = os.path.join(base, path)
         try:
-            pem = path.read_text(encoding="utf-8")
+            with open(path, encoding="utf-8") as handle:
+                pem = handle.read()
         except (OSError, UnicodeDecodeError) as exc:
             reason = getattr(exc, "strerror", None) or "not UTF-8 text"
             raise ProfileError(f"{where}.file: cannot read {path}: {reason}") from None
@@ -782,7 +782,7 @@ def _build(
     namespace: str | None = None,
     environ: Mapping[str, str] | None = None,
     inline: set[str] | None = None,
-    base: Path | None = None,
+    base: str | None = None,
 ) -> Profile:
     """Validate the fields; proxy URLs are registered with ``redactor`` before any check."""
     redactor = redactor or Redactor()
@@ -862,9 +862,10 @@ def _build(
     )
 
 
-def _parse_profile_file(path: Path) -> list[Any]:
+def _parse_profile_file(path: str) -> list[Any]:
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        with open(path, encoding="utf-8-sig") as handle:
+            text = handle.read()
     except OSError as exc:
         raise ProfileError(f"cannot read profile {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
@@ -912,7 +913,7 @@ def load(
                 "PROXY_POSTRENDER_PROFILE) or --http-proxy/--https-proxy"
             )
         return from_flags(overrides, redactor)
-    docs = _parse_profile_file(Path(path))
+    docs = _parse_profile_file(path)
     profiles = [d for d in docs if isinstance(d, Mapping) and d.get("kind") == KIND]
     if not profiles:
         raise ProfileError(f"profile {path}: no object of kind {KIND} found")
@@ -933,4 +934,4 @@ def load(
         obj = profiles[0]
     name = (obj.get("metadata") or {}).get("name")
     origin = f"profile {path}" + (f" ({name})" if name else "")
-    return from_object(obj, origin, environ, overrides, redactor, base=Path(path).parent)
+    return from_object(obj, origin, environ, overrides, redactor, base=os.path.dirname(path))

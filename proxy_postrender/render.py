@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import base64
 import re
-import shlex
 from collections.abc import Mapping, Sequence
 
 from proxy_postrender.errors import ProfileError
@@ -42,6 +40,8 @@ def dropin_envfile(path: str) -> str:
 def shell_export(name: str, value: str) -> str:
     """``export NAME='value'`` safe for any value (POSIX single quoting)."""
     _check(value)
+    import shlex  # lazy: start-up time
+
     return f"export {name}={shlex.quote(value)}"
 
 
@@ -54,6 +54,8 @@ def env_file(env: Sequence[tuple[str, str]]) -> str:
     """
     for _, value in env:
         _check(value)
+    import shlex  # lazy: start-up time
+
     return "".join(f"{name}={shlex.quote(value)}\n" for name, value in env)
 
 
@@ -80,6 +82,8 @@ def powershell_machine_env(env: Sequence[tuple[str, str]], service: str = "conta
         for n, v in env
     ]
     lines.append(f"Restart-Service {service}")
+    import base64  # lazy: start-up time
+
     encoded = base64.b64encode("\n".join(lines).encode("utf-16-le")).decode("ascii")
     return f"powershell -NoProfile -NonInteractive -EncodedCommand {encoded}"
 

@@ -5,13 +5,11 @@ write stdout, report. The console script parses plain invocations itself
 
 from __future__ import annotations
 
-import datetime
 import itertools
 import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from pathlib import Path
 
 from proxy_postrender import TYPE_CHECKING
 
@@ -45,6 +43,9 @@ class Reporter:
     def _log(self, text: str) -> None:
         if not self.log_file:
             return
+        import datetime  # lazy: start-up time
+        from pathlib import Path
+
         path = Path(self.log_file).expanduser()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -9,7 +9,6 @@ copies the indentation the document already uses.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterable
 
 from proxy_postrender import TYPE_CHECKING
@@ -128,8 +127,10 @@ def detect_style(text: str, root: Node) -> Style:
             if isinstance(value, MappingNode) and map_indent is None:
                 map_indent = column(text, value.value[0][0].start) - key_col
             elif isinstance(value, SequenceNode) and seq_offset is None:
-                with contextlib.suppress(Unsupported):
+                try:  # noqa: SIM105 (contextlib is not imported: start-up time)
                     seq_offset = column(text, dash_position(text, value.value[0])) - key_col
+                except Unsupported:
+                    pass  # no dash line of its own: look further
         stack.extend(reversed([value for _, value in node.value]))
     return Style(
         map_indent if map_indent and map_indent > 0 else 2,

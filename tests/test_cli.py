@@ -72,6 +72,17 @@ def test_no_profile_at_all_is_a_usage_error() -> None:
     assert proc.stderr.decode().count("\n") == 1
 
 
+def test_a_profile_that_cannot_be_read_is_named_as_given(tmp_path: Path) -> None:
+    (tmp_path / "latin1.yaml").write_bytes(b"kind: ProxyProfile # caf\xe9\n")
+    for name, reason in [
+        ("./missing.yaml", "cannot read profile ./missing.yaml: No such file or directory"),
+        ("latin1.yaml", "profile latin1.yaml is not valid UTF-8"),
+    ]:
+        proc = run_cli([name], DEPLOYMENT, cwd=tmp_path)
+        assert proc.returncode == 2 and proc.stdout == b""
+        assert proc.stderr.decode() == f"proxy-postrender: error: {reason}\n"
+
+
 def test_unknown_option_is_one_line_exit_2() -> None:
     proc = run_cli(["--bogus"], DEPLOYMENT)
     assert proc.returncode == 2 and proc.stdout == b""
