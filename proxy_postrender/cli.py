@@ -17,6 +17,8 @@ from proxy_postrender.redact import Redactor
 from proxy_postrender.runner import PROG, Reporter, execute, profile_path, request_from
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from proxy_postrender.scope import ClusterNetwork, NoProxyConfig
 
 
@@ -60,37 +62,9 @@ def _filter_options(func: Callable[..., None]) -> Callable[..., None]:
 )
 @_filter_options
 @click.version_option(__version__, prog_name=PROG)
-def command(
-    profile_arg: str | None,
-    profile_opt: str | None,
-    profile_name: str | None,
-    http_proxy: str | None,
-    https_proxy: str | None,
-    no_proxy: str | None,
-    on_conflict: str | None,
-    namespace: str | None,
-    forbid_plaintext: bool,
-    remove: bool,
-    show_diff: bool,
-    report: str | None,
-    log_file: str | None,
-) -> None:
+def command(**params: Any) -> None:
     """Inject HTTP(S) proxy settings into a rendered manifest stream (stdin to stdout)."""
-    execute(
-        profile_arg,
-        profile_opt,
-        profile_name,
-        http_proxy,
-        https_proxy,
-        no_proxy,
-        on_conflict,
-        namespace,
-        forbid_plaintext,
-        remove,
-        show_diff,
-        report,
-        log_file,
-    )
+    execute(options.Params(**params))
 
 
 def _no_proxy_config(

@@ -18,4 +18,4 @@ def main(argv: list[str] | None = None) -> None:
         return
     from proxy_postrender import runner
 
-    runner.execute(**params)
+    runner.execute(params)

@@ -105,19 +105,29 @@ OPTIONS = (
 _BY_FLAG = {option.flag: option for option in OPTIONS}
 
 
-def defaults() -> dict[str, Any]:
-    """Every parameter as it is when not given."""
-    params: dict[str, Any] = {POSITIONAL: None}
-    for option in OPTIONS:
-        params[option.dest] = False if option.kind == "flag" else None
-    return params
+class Params(Struct, frozen=True):
+    """The main command's parameters (the table's destinations; a test checks both agree)."""
+
+    profile_arg: str | None = None
+    profile_opt: str | None = None
+    profile_name: str | None = None
+    http_proxy: str | None = None
+    https_proxy: str | None = None
+    no_proxy: str | None = None
+    on_conflict: str | None = None
+    namespace: str | None = None
+    forbid_plaintext: bool = False
+    remove: bool = False
+    show_diff: bool = False
+    report: str | None = None
+    log_file: str | None = None
 
 
-def parse_plain(argv: list[str]) -> dict[str, Any] | None:
+def parse_plain(argv: list[str]) -> Params | None:
     """The main command's parameters for a plain invocation, else None (let click parse)."""
     if argv and argv[0] in SUBCOMMAND_WORDS:
         return None
-    params = defaults()
+    params: dict[str, Any] = {}
     seen: set[str] = set()
     i = 0
     while i < len(argv):
@@ -126,7 +136,7 @@ def parse_plain(argv: list[str]) -> dict[str, Any] | None:
         if not arg:
             return None
         if not arg.startswith("-"):
-            if params[POSITIONAL] is not None:
+            if POSITIONAL in params:
                 return None  # click: an extra argument
             params[POSITIONAL] = arg
             continue
@@ -155,4 +165,4 @@ def parse_plain(argv: list[str]) -> dict[str, Any] | None:
         if option.kind == "choice" and value not in option.choices:
             return None
         params[option.dest] = value
-    return params
+    return Params(**params)

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from proxy_postrender.errors import EXIT_INPUT, ProxyPostrenderError, UsageError
-from proxy_postrender.options import LOG_ENV, PROFILE_ENV
+from proxy_postrender.options import LOG_ENV, PROFILE_ENV, Params
 from proxy_postrender.redact import Redactor
 
 if TYPE_CHECKING:
@@ -99,43 +99,15 @@ def _default_log_file() -> str | None:
     return None
 
 
-def execute(
-    profile_arg: str | None,
-    profile_opt: str | None,
-    profile_name: str | None,
-    http_proxy: str | None,
-    https_proxy: str | None,
-    no_proxy: str | None,
-    on_conflict: str | None,
-    namespace: str | None,
-    forbid_plaintext: bool,
-    remove: bool,
-    show_diff: bool,
-    report: str | None,
-    log_file: str | None,
-) -> None:
+def execute(params: Params) -> None:
     """Run the filter with the main command's parameters; exit non-zero on any error."""
     redactor = Redactor()
-    for url in (http_proxy, https_proxy):
+    for url in (params.http_proxy, params.https_proxy):
         if url:
             redactor.add_url(url)
-    reporter = Reporter(log_file or _default_log_file(), redactor)
+    reporter = Reporter(params.log_file or _default_log_file(), redactor)
     try:
-        run(
-            profile_arg,
-            profile_opt,
-            profile_name,
-            http_proxy,
-            https_proxy,
-            no_proxy,
-            on_conflict,
-            namespace or os.environ.get("ARGOCD_APP_NAMESPACE") or None,
-            forbid_plaintext,
-            remove,
-            show_diff,
-            report,
-            reporter,
-        )
+        run(params, reporter)
     except ProxyPostrenderError as exc:
         reporter.error(str(exc))
         sys.exit(exc.exit_code)
@@ -160,27 +132,18 @@ def execute(
         sys.exit(EXIT_INPUT)
 
 
-def run(
-    profile_arg: str | None,
-    profile_opt: str | None,
-    profile_name: str | None,
-    http_proxy: str | None,
-    https_proxy: str | None,
-    no_proxy: str | None,
-    on_conflict: str | None,
-    namespace: str | None,
-    forbid_plaintext: bool,
-    remove: bool,
-    show_diff: bool,
-    report: str | None,
-    reporter: Reporter,
-) -> None:
+def run(params: Params, reporter: Reporter) -> None:
+    """The filter: stdin to stdout (raises ProxyPostrenderError on bad input)."""
     from proxy_postrender import engine, krm, profile, spool, stream
     from proxy_postrender import report as report_mod
     from proxy_postrender.request import Request
 
-    path = profile_path(profile_arg, profile_opt)
-    overrides = profile.Overrides(http_proxy, https_proxy, no_proxy, on_conflict, namespace)
+    path = profile_path(params.profile_arg, params.profile_opt)
+    namespace = params.namespace or os.environ.get("ARGOCD_APP_NAMESPACE") or None
+    overrides = profile.Overrides(
+        params.http_proxy, params.https_proxy, params.no_proxy, params.on_conflict, namespace
+    )
+    remove, report = params.remove, params.report
 
     profile_warnings: list[str] = []  # shown with --report
 
@@ -193,25 +156,20 @@ def run(
             return Request(env=())
         else:
             loaded = profile.load(
-                path, profile_name=profile_name, overrides=overrides, redactor=reporter.redactor
+                path,
+                profile_name=params.profile_name,
+                overrides=overrides,
+                redactor=reporter.redactor,
             )
         profile_warnings.extend(loaded.warnings)
-        return request_from(loaded, remove=remove, forbid_plaintext=forbid_plaintext)
+        return request_from(loaded, remove=remove, forbid_plaintext=params.forbid_plaintext)
 
-    chunks = spool.read_text(sys.stdin.buffer)
-    first = next(chunks, "")
-    bom = first.startswith(stream.BOM)
-    source = stream.split_chunks(itertools.chain([first[1:] if bom else first], chunks))
-    head: list[stream.Segment] = []  # up to the first document with content
-    for segment in source:
-        head.append(segment)
-        if segment.has_content():
-            break
-    if show_diff or (head and head[-1].sniff_kind() == krm.KIND):
+    bom, head, source = _stdin_segments()
+    if params.show_diff or (head and head[-1].sniff_kind() == krm.KIND):
         # a diff, or a KRM ResourceList: the whole text in memory
         text = "".join(segment.text for segment in itertools.chain(head, source))
         if krm.is_resource_list(text):
-            if show_diff:
+            if params.show_diff:
                 raise UsageError("--diff works on manifest streams, not on a KRM ResourceList")
             outcome = krm.run(text, request_for, reporter.redactor.redact)
             sys.stdout.buffer.write(stream.encode(outcome.text, bom))
@@ -232,7 +190,7 @@ def run(
             out,
             keep_objects=report is not None,
         )
-        if show_diff:
+        if params.show_diff:
             text = "".join(segment.text for segment in head)
             diff = reporter.redactor.redact(_unified_diff(text, out.text()))
             sys.stdout.buffer.write(diff.encode("utf-8", "surrogateescape"))
@@ -241,6 +199,23 @@ def run(
     sys.stdout.buffer.flush()
     if report is not None:
         reporter.info(report_mod.render(result, removing=remove, warnings=profile_warnings), report)
+
+
+def _stdin_segments() -> tuple[bool, list[stream.Segment], Iterator[stream.Segment]]:
+    """The stream on stdin: whether it starts with a byte-order mark, its segments up to
+    the first with content, and the rest (read from stdin as they are consumed)."""
+    from proxy_postrender import spool, stream
+
+    chunks = spool.read_text(sys.stdin.buffer)
+    first = next(chunks, "")
+    bom = first.startswith(stream.BOM)
+    source = stream.split_chunks(itertools.chain([first[1:] if bom else first], chunks))
+    head: list[stream.Segment] = []
+    for segment in source:
+        head.append(segment)
+        if segment.has_content():
+            break
+    return bom, head, source
 
 
 # Characters of output (and of input read twice) kept in memory; past that they wait in

@@ -1,8 +1,8 @@
 """Where a run's output goes until the run has succeeded (all or nothing).
 
 :class:`Output` takes the output text piece by piece. It keeps it in memory,
-or, given a limit, in a temporary file once past that many bytes, so that a
-stream of any size runs in bounded memory. It can be read back as segments for
+or, given a limit, in a temporary file once past that many characters, so
+that a stream of any size runs in bounded memory. It can be read back as segments for
 the end-of-stream checks, and is copied out only when the whole run has
 succeeded.
 """

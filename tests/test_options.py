@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 import pytest
 from hypothesis import given, settings
@@ -37,13 +35,13 @@ WORDS = st.sampled_from(
 )
 
 
-def click_params(argv: list[str]) -> dict[str, Any] | None:
+def click_params(argv: list[str]) -> options.Params | None:
     """What click makes of ``argv`` for the main command (None: it refuses it)."""
     try:
         context = cli.command.make_context(runner.PROG, list(argv), resilient_parsing=False)
     except (click.exceptions.Exit, click.ClickException):
         return None
-    return dict(context.params)
+    return options.Params(**context.params)
 
 
 @settings(max_examples=400, deadline=None)
@@ -80,9 +78,12 @@ def test_the_rest_goes_to_click(argv: list[str]) -> None:
     assert options.parse_plain(argv) is None
 
 
-def test_click_and_the_table_list_the_same_options() -> None:
+def test_click_the_table_and_the_parameters_agree() -> None:
     declared = {name for param in cli.command.params for name in param.opts}
     assert declared - {"--version", "--help", "-h"} == {
         options.POSITIONAL,
         *(option.flag for option in options.OPTIONS),
     }
+    fields = {options.POSITIONAL, *(option.dest for option in options.OPTIONS)}
+    assert set(options.Params._fields) == fields
+    assert click_params([]) == options.Params()
