@@ -81,8 +81,13 @@ class Output:
     def _roll_over(self) -> None:
         import tempfile
 
-        # closed by close() or on leaving a with block: it lives as long as the Output
-        self._file = tempfile.TemporaryFile()  # noqa: SIM115
+        try:
+            # closed by close() or on leaving a with block: it lives as long as the Output
+            self._file = tempfile.TemporaryFile()  # noqa: SIM115
+        except OSError:
+            # no writable temporary directory (a read-only container): keep it in memory
+            self._limit = None
+            return
         for piece in self._pieces:
             self._file.write(piece.encode("utf-8", "surrogateescape"))
         self._pieces, self._segments = [], None

@@ -82,3 +82,18 @@ def test_the_output_spool_reads_back_what_was_written(monkeypatch: pytest.Monkey
         target = io.BytesIO()
         out.copy_to(target, stream.BOM)
     assert target.getvalue() == (stream.BOM + text + "---\nx: 1\n").encode()
+
+
+def test_without_a_writable_temporary_directory_the_output_stays_in_memory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import tempfile
+
+    def refuse() -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", refuse)
+    case = next(c for c in CASES if c.name == "all-kinds")
+    code, out, err = run_in_process(case, case.input, monkeypatch, 7, 1)
+    assert (code, err) == (0, "")
+    assert out == case.expected_path.read_bytes()
