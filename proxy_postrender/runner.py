@@ -165,6 +165,7 @@ def run(params: Params, reporter: Reporter) -> None:
         return request_from(loaded, remove=remove, forbid_plaintext=params.forbid_plaintext)
 
     bom, head, source = _stdin_segments()
+    text = ""  # the whole input, when it is read at once
     if params.show_diff or (head and head[-1].sniff_kind() == krm.KIND):
         # a diff, or a KRM ResourceList: the whole text in memory
         text = "".join(segment.text for segment in itertools.chain(head, source))
@@ -177,8 +178,10 @@ def run(params: Params, reporter: Reporter) -> None:
             if outcome.error is not None:
                 raise outcome.error
             if report is not None and outcome.result is not None:
-                text = report_mod.render(outcome.result, removing=remove, warnings=profile_warnings)
-                reporter.info(text, report)
+                summary = report_mod.render(
+                    outcome.result, removing=remove, warnings=profile_warnings
+                )
+                reporter.info(summary, report)
             return
         head, source = stream.split(text), iter(())
     request = request_for(None)
@@ -191,7 +194,6 @@ def run(params: Params, reporter: Reporter) -> None:
             keep_objects=report is not None,
         )
         if params.show_diff:
-            text = "".join(segment.text for segment in head)
             diff = reporter.redactor.redact(_unified_diff(text, out.text()))
             sys.stdout.buffer.write(diff.encode("utf-8", "surrogateescape"))
         else:

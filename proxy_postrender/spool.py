@@ -22,12 +22,12 @@ from proxy_postrender import stream
 CHUNK = 1 << 20
 
 
-def read_text(source: BinaryIO, size: int | None = None) -> Iterator[str]:
+def read_text(source: BinaryIO) -> Iterator[str]:
     """The text of a byte stream in chunks (UTF-8; other bytes as surrogate escapes,
     so that they pass through unchanged), keeping a byte-order mark."""
     decoder = codecs.getincrementaldecoder("utf-8")(errors="surrogateescape")
     while True:
-        data = source.read(size or CHUNK)
+        data = source.read(CHUNK)
         if not data:
             break
         text = decoder.decode(data)
@@ -115,7 +115,9 @@ class Output:
     def text(self) -> str:
         if self._file is None:
             return "".join(self._pieces)
-        return "".join(segment.text for segment in self.segments())
+        self._file.seek(0)
+        self._read = True
+        return "".join(read_text(self._file))
 
     def copy_to(self, target: BinaryIO, prefix: str = "") -> None:
         """Write everything out (after ``prefix``, a byte-order mark say)."""

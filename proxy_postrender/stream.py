@@ -19,8 +19,9 @@ BOM = "\ufeff"
 # A top-level "kind" key (plain or quoted, at column 0) after a line break, and its
 # value. The pattern starts with a literal "\n", which the regex engine finds
 # quickly; a MULTILINE "^" is tried at every character, ten times slower.
-_KIND_LINE_RE = re.compile(r"""\n(?:kind|"kind"|'kind')[ \t]*:(.*)""")
-_KIND_FIRST_RE = re.compile(r"""(?:kind|"kind"|'kind')[ \t]*:(.*)""")
+_KIND_KEY = r"""(?:kind|"kind"|'kind')[ \t]*:(.*)"""
+_KIND_LINE_RE = re.compile("\n" + _KIND_KEY)
+_KIND_FIRST_RE = re.compile(_KIND_KEY)
 _SOURCE_RE = re.compile(r"^# Source: (.+?)\r?$", re.MULTILINE)
 _CONTENT_RE = re.compile(
     r"^(?![ \t]*(?:#|\r?$)|---[ \t]*(?:#.*)?\r?$|\.\.\.[ \t]*(?:#.*)?\r?$)", re.MULTILINE
@@ -115,18 +116,20 @@ def _starts(text: str, end: int) -> list[int]:
 
 def split(text: str) -> list[Segment]:
     """Split ``text`` (without BOM) into segments; ``"".join`` of their texts is ``text``."""
-    return _segments(text, _starts(text, len(text)), len(text), 0, 1) if text else []
+    return _segments(text, _starts(text, len(text)), len(text), 0, 1)[0] if text else []
 
 
-def _segments(text: str, starts: list[int], end: int, offset: int, line: int) -> list[Segment]:
-    """The segments of ``text[:end]`` from its segment starts; ``offset`` and ``line``
-    are where ``text`` sits in the stream."""
+def _segments(
+    text: str, starts: list[int], end: int, offset: int, line: int
+) -> tuple[list[Segment], int]:
+    """The segments of ``text[:end]`` from its segment starts, and the line after them;
+    ``offset`` and ``line`` are where ``text`` sits in the stream."""
     segments = []
     for begin, stop in pairwise([*starts, end]):
         chunk = text[begin:stop]
         segments.append(Segment(chunk, offset + begin, line))
         line += chunk.count("\n")
-    return segments
+    return segments, line
 
 
 def split_chunks(chunks: Iterable[str]) -> Iterator[Segment]:
@@ -154,14 +157,13 @@ def split_chunks(chunks: Iterable[str]) -> Iterator[Segment]:
         if cut == 0:
             pending = [buffer]
             continue
-        segments = _segments(buffer, starts[:-1], cut, offset, line)
+        segments, line = _segments(buffer, starts[:-1], cut, offset, line)
         yield from segments
-        line = segments[-1].line + segments[-1].text.count("\n")
         offset += cut
         pending = [buffer[cut:]]
     rest = "".join(pending)
     if rest:
-        yield from _segments(rest, _starts(rest, len(rest)), len(rest), offset, line)
+        yield from _segments(rest, _starts(rest, len(rest)), len(rest), offset, line)[0]
 
 
 def decode(data: bytes) -> tuple[str, bool]:

@@ -4,18 +4,17 @@ full path does (data, node kinds, offsets), and whatever libyaml refuses, it dec
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from proxy_postrender import blockread, nodes, stream, yamlio
 from tests.golden import load_cases
 from tests.helpers import FIXTURES
-from tests.test_fuzz import mutate
+from tests.test_fuzz import FUZZ_SETTINGS, mutate
 
 BAD_INPUTS = Path(__file__).resolve().parent / "bad_inputs"
 
@@ -138,7 +137,6 @@ def test_hand_picked_common_cases_are_read() -> None:
         assert check_segment(text), text
 
 
-EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "300"))
 SEEDS = [text for _, text in _inputs()] + CASES
 
 
@@ -150,11 +148,7 @@ def mutated_segment(draw: st.DrawFn) -> str:
     return mutate(draw, text)
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@FUZZ_SETTINGS
 @given(mutated_segment())
 def test_mutated_segments_read_exactly_or_declined(text: str) -> None:
     check_segment(text)

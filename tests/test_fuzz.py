@@ -23,6 +23,12 @@ from tests.test_properties import REQUEST
 SEEDS = [case.input.decode("utf-8-sig", "surrogateescape") for case in load_cases()]
 ALPHABET = [*list(":-#&*!|>'\"{}[],\n\r\t ?%@`\\"), "---\n", "...\n", "  ", "\ufeff", "é"]
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "300"))
+# the settings of every mutation-fuzz test (here and in tests/test_blockread.py)
+FUZZ_SETTINGS = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 def mutate(draw: st.DrawFn, text: str) -> str:
@@ -50,11 +56,7 @@ def mutated(draw: st.DrawFn) -> str:
     return mutate(draw, draw(st.sampled_from(SEEDS)))
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@FUZZ_SETTINGS
 @given(mutated())
 def test_mutated_inputs_succeed_cleanly_or_fail_cleanly(text: str) -> None:
     assert "".join(segment.text for segment in stream.split(text)) == text
