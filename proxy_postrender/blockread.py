@@ -13,6 +13,11 @@ flow collections on one line; comments anywhere. Not read: anchors, aliases,
 tags, merge keys, complex keys, directives, multi-line plain, quoted or flow
 values, duplicate keys, CR line breaks. The reader is checked against libyaml
 node by node (``tests/test_blockread.py``).
+
+:func:`read_data` reads spliced output back for the engine's check. It gives the
+data only, and remembers the block collections it has read by their text, so a
+block that recurs from one document to the next (the same inserted ``env``
+entries, the same ``resources``) is read once.
 """
 
 from __future__ import annotations
@@ -156,11 +161,63 @@ def resolve_plain(value: str) -> Any:
     return _RESOLVER.plain(value)
 
 
-class _Reader:
-    __slots__ = ("indent", "lines", "n", "starts", "stripped", "text")
+_SHALLOWER: dict[int, re.Pattern[str]] = {}
+# Bounds of the memo of regions read: characters of one region, characters of all
+# regions kept, and regions seen once (their hashes are kept).
+_MAX_REGION = 1 << 16
+_MAX_CHARS = 1 << 20
+_MAX_SEEN = 1 << 16
 
-    def __init__(self, text: str) -> None:
+
+def _shallower(col: int) -> re.Pattern[str]:
+    """A line with content indented less than ``col`` (blank and comment lines have none)."""
+    pattern = _SHALLOWER.get(col)
+    if pattern is None:
+        pattern = _SHALLOWER[col] = re.compile(f"\n {{0,{col - 1}}}[^ \n#]")
+    return pattern
+
+
+class _Memo:
+    """Block collections already read, by their exact text: their data, the node read
+    (offsets from the text it was first read in) and how many lines they took.
+
+    Reading is a function of the text alone, so a region of text read again gives the
+    same data. Spliced documents repeat the same inserted entries and the same
+    untouched blocks, one document after another. A region is remembered the second
+    time it is seen, within bounds on what is kept; past them, everything is forgotten.
+    """
+
+    __slots__ = ("chars", "entries", "seen")
+
+    def __init__(self) -> None:
+        self.entries: dict[str, tuple[Node, Any, int]] = {}
+        self.seen: set[int] = set()
+        self.chars = 0
+
+    def admit(self, region: str) -> bool:
+        """Whether ``region`` was seen before (it is noted as seen when not)."""
+        key = hash(region)
+        if key in self.seen:
+            return True
+        if len(self.seen) >= _MAX_SEEN:
+            self.seen.clear()
+        self.seen.add(key)
+        return False
+
+    def store(self, region: str, entry: tuple[Node, Any, int]) -> None:
+        if self.chars + len(region) > _MAX_CHARS:
+            self.entries.clear()
+            self.chars = 0
+        self.entries[region] = entry
+        self.chars += len(region)
+
+
+class _Reader:
+    __slots__ = ("indent", "lines", "memo", "n", "starts", "stripped", "text")
+
+    def __init__(self, text: str, memo: _Memo | None = None) -> None:
         self.text = text
+        self.memo = memo
         lines = text.split("\n")
         self.lines = lines
         self.n = len(lines)
@@ -271,8 +328,32 @@ class _Reader:
 
     def node_at(self, i: int) -> tuple[Node, Any, int]:
         """The block collection starting on content line ``i``; returns the next line."""
-        s = self.stripped[i]
         col = self.indent[i]
+        memo = self.memo
+        if memo is None or col == 0:
+            return self._node_at(i, col)
+        # The collection ends at or before the next content line indented less: its
+        # reading depends on that text alone, and on whether the text ends there (NUL,
+        # which no text read here holds, marks a region that runs to the end).
+        text = self.text
+        start = self.starts[i]
+        found = _shallower(col).search(text, start)
+        stop = len(text) if found is None else found.start() + 1
+        if stop - start > _MAX_REGION:
+            return self._node_at(i, col)
+        region = text[start:stop] if found is not None else text[start:] + "\0"
+        hit = memo.entries.get(region)
+        if hit is not None:
+            node, data, lines = hit
+            return node, data, i + lines
+        if not memo.admit(region):
+            return self._node_at(i, col)
+        node, data, after = self._node_at(i, col)
+        memo.store(region, (node, data, after - i))
+        return node, data, after
+
+    def _node_at(self, i: int, col: int) -> tuple[Node, Any, int]:
+        s = self.stripped[i]
         if _is_dash(s):
             return self.sequence(i, col)
         return self.mapping(i, col, s, self.starts[i] + col)
@@ -527,9 +608,24 @@ def _flow_scalar(
 
 def read(text: str) -> tuple[Node, Any]:
     """The one document of ``text`` (a stream segment) as (node tree, data)."""
+    return _read(text, None)
+
+
+_MEMO = _Memo()
+
+
+def read_data(text: str) -> Any:
+    """The data of the one document of ``text``, as :func:`read` gives it. Blocks read in
+    earlier calls are not read again: for text that repeats earlier documents' blocks
+    (spliced output, read back to check it). The nodes of such a reading point into
+    other texts, so only the data is given."""
+    return _read(text, _MEMO)[1]
+
+
+def _read(text: str, memo: _Memo | None) -> tuple[Node, Any]:
     if _UNREAD.search(text) is not None:
         raise Declined("tab, CR, BOM or a character libyaml refuses")
-    reader = _Reader(text)
+    reader = _Reader(text, memo)
     i = reader.next_content(0)
     if i >= reader.n:
         raise Declined("no content")

@@ -215,3 +215,137 @@ def test_plain_scalars_resolve_as_the_loader_does(value: str) -> None:
 def test_strings_that_start_like_numbers(value: str) -> None:
     _, data = blockread.read(f"a: {value}\n")
     assert _same(data, yamlio.load_data(f"a: {value}\n")[0])
+
+
+# -- read_data: blocks remembered by their text ------------------------------------
+
+
+def _read_or_declined(text: str) -> Any:
+    try:
+        return ("data", blockread.read(text)[1])
+    except blockread.Declined:
+        return ("declined", None)
+
+
+def _read_data_or_declined(text: str) -> Any:
+    try:
+        return ("data", blockread.read_data(text))
+    except blockread.Declined:
+        return ("declined", None)
+
+
+@pytest.fixture
+def fresh_memo(monkeypatch: pytest.MonkeyPatch) -> Any:
+    memo = blockread._Memo()
+    monkeypatch.setattr(blockread, "_MEMO", memo)
+    return memo
+
+
+def _check_in_turn(texts: list[str]) -> None:
+    """Each text, read three times round-robin with one memo, reads as read() reads it."""
+    for _ in range(3):
+        for text in texts:
+            want, got = _read_or_declined(text), _read_data_or_declined(text)
+            assert want[0] == got[0] and _same(want[1], got[1]), f"{text!r}: {want} != {got}"
+
+
+# The same block in other surroundings: what follows it (a shallower line, a dash or a
+# key at its own column, a comment, the end of the text with or without a final line
+# break) decides where it ends and what its last block scalar keeps.
+CONTEXT_CASES = [
+    ["a:\n  b: 1\n  c: 2\nd: 3\n", "a:\n  b: 1\n  c: 2\n"],
+    ["a:\n  b: 1\n  c: 2\nd: 3\n", "a:\n  b: 1\n  c: 2"],
+    ["a:\n  b: |+\n    x\n\nd: 3\n", "a:\n  b: |+\n    x\n\n", "a:\n  b: |+\n    x\n\n\n"],
+    ["a:\n  b: |\n    x\n# c\nd: 3\n", "a:\n  b: |\n    x\n# c\n"],
+    ["r:\n  a:\n  - b: 1\n    c: 2\n  - d\n  e: 1\n", "r:\n  a:\n  - b: 1\n    c: 2\n  e: 1\n"],
+    ["a:\n  - b\n  - c\n# x\n  - d\ne: 1\n", "a:\n  - b\n  - c\n# x\ne: 1\n"],
+    ["x:\n  a:\n    b: 1\n  c: 2\n", "y:\n  a:\n    b: 1\n  c: 3\n", "z:\n  a:\n    b: 1\n"],
+]
+
+
+@pytest.mark.parametrize("texts", CONTEXT_CASES)
+def test_read_data_reads_a_remembered_block_in_new_surroundings(
+    fresh_memo: Any, texts: list[str]
+) -> None:
+    _check_in_turn(texts)
+    assert fresh_memo.entries  # a test that cannot fail is a defect: the memo was used
+
+
+def test_read_data_reads_a_remembered_block_without_reading_it_again(
+    fresh_memo: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = "a:\n  b:\n    c: [1, 2]\n  d: x\ne: 1\n"
+    for _ in range(2):
+        blockread.read_data(text)  # seen, then remembered
+    calls: list[int] = []
+    inner = blockread._Reader._node_at
+
+    def counted(self: Any, i: int, col: int) -> Any:
+        calls.append(i)
+        return inner(self, i, col)
+
+    monkeypatch.setattr(blockread._Reader, "_node_at", counted)
+    assert blockread.read_data(text) == {"a": {"b": {"c": [1, 2]}, "d": "x"}, "e": 1}
+    assert calls == []
+    assert blockread.read_data(text.replace("[1, 2]", "[1, 3]"))["a"]["b"]["c"] == [1, 3]
+
+
+def test_read_data_keeps_within_its_bounds(
+    fresh_memo: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(blockread, "_MAX_CHARS", 64)
+    monkeypatch.setattr(blockread, "_MAX_SEEN", 4)
+    for n in range(40):
+        text = f"a:\n  b: {n}\n  c: {n}\nd: 1\n"
+        for _ in range(3):
+            assert blockread.read_data(text) == {"a": {"b": n, "c": n}, "d": 1}
+        assert fresh_memo.chars <= 64 and len(fresh_memo.seen) <= 4
+
+
+# Lines at a few columns, with comments, blank lines, block scalars and sequences: texts
+# made of them share blocks often, in different surroundings.
+LINES = [
+    "a:",
+    "a: 1",
+    "b: x",
+    "- k: v",
+    "- s",
+    "  b: 1",
+    "  c:",
+    "  - x",
+    "  - y: 1",
+    "  d: |+",
+    "  d: >-",
+    "    t",
+    "    z: 2",
+    "    - deep",
+    "      w: [1, {p: q}]",
+    "",
+    "  ",
+    "# c",
+    "  # c",
+    "      # c",
+    "---",
+]
+
+
+@st.composite
+def sharing_texts(draw: st.DrawFn) -> list[str]:
+    lines = st.lists(st.sampled_from(LINES), max_size=4)
+    shared = draw(st.lists(st.sampled_from(LINES), min_size=1, max_size=8))
+    texts = []
+    for _ in range(draw(st.integers(2, 4))):
+        body = [*draw(lines), *shared, *draw(lines)]
+        texts.append("\n".join(body) + draw(st.sampled_from(["\n", "", "\n\n"])))
+    return texts
+
+
+@FUZZ_SETTINGS
+@given(sharing_texts())
+def test_read_data_reads_as_read_does_when_texts_share_blocks(texts: list[str]) -> None:
+    saved = blockread._MEMO
+    blockread._MEMO = blockread._Memo()
+    try:
+        _check_in_turn(texts)
+    finally:
+        blockread._MEMO = saved
