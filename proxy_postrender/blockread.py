@@ -341,7 +341,7 @@ class _Reader:
         stop = len(text) if found is None else found.start() + 1
         if stop - start > _MAX_REGION:
             return self._node_at(i, col)
-        region = text[start:stop] if found is not None else text[start:] + "\0"
+        region = text[start:stop] if found is not None else text[start:stop] + "\0"
         hit = memo.entries.get(region)
         if hit is not None:
             node, data, lines = hit

@@ -4,6 +4,8 @@ full path does (data, node kinds, offsets), and whatever libyaml refuses, it dec
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -234,11 +236,21 @@ def _read_data_or_declined(text: str) -> Any:
         return ("declined", None)
 
 
+@contextmanager
+def _own_memo() -> Iterator[Any]:
+    """read_data with a memo of its own (restored after)."""
+    saved = blockread._MEMO
+    blockread._MEMO = memo = blockread._Memo()
+    try:
+        yield memo
+    finally:
+        blockread._MEMO = saved
+
+
 @pytest.fixture
-def fresh_memo(monkeypatch: pytest.MonkeyPatch) -> Any:
-    memo = blockread._Memo()
-    monkeypatch.setattr(blockread, "_MEMO", memo)
-    return memo
+def fresh_memo() -> Iterator[Any]:
+    with _own_memo() as memo:
+        yield memo
 
 
 def _check_in_turn(texts: list[str]) -> None:
@@ -343,9 +355,5 @@ def sharing_texts(draw: st.DrawFn) -> list[str]:
 @FUZZ_SETTINGS
 @given(sharing_texts())
 def test_read_data_reads_as_read_does_when_texts_share_blocks(texts: list[str]) -> None:
-    saved = blockread._MEMO
-    blockread._MEMO = blockread._Memo()
-    try:
+    with _own_memo():  # one per example: a function-scoped fixture would span them all
         _check_in_turn(texts)
-    finally:
-        blockread._MEMO = saved
