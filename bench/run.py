@@ -64,6 +64,40 @@ RUAMEL_ROUND_TRIP = (
     "yaml = YAML(typ='rt')\n"
     "yaml.dump_all(list(yaml.load_all(sys.stdin)), sys.stdout)\n"
 )
+# The floor for target 1a: what any Python process that reads the stream pays. libyaml
+# (ruamel.yaml.clib) composing every document into nodes, without constructing data,
+# and libyaml's parse events alone; then this project's reader on every document, with
+# nothing planned or changed. Each prints how much it read.
+FLOOR_COMPOSE = (
+    "import sys\n"
+    "from ruamel.yaml.cyaml import CSafeLoader\n"
+    "loader = CSafeLoader(sys.stdin.read())\n"
+    "n = 0\n"
+    "while loader.check_node():\n"
+    "    loader.get_node()\n"
+    "    n += 1\n"
+    "print(n, 'documents')\n"
+)
+FLOOR_EVENTS = (
+    "import sys\n"
+    "from ruamel.yaml.cyaml import CSafeLoader\n"
+    "loader = CSafeLoader(sys.stdin.read())\n"
+    "n = 0\n"
+    "while loader.get_event() is not None:\n"
+    "    n += 1\n"
+    "print(n, 'events')\n"
+)
+FLOOR_READER = (
+    "import sys\n"
+    "from proxy_postrender import blockread, stream\n"
+    "segments = [s for s in stream.split(sys.stdin.read()) if s.has_content()]\n"
+    "print(sum(1 for s in segments if blockread.read(s.text)), 'documents')\n"
+)
+FLOOR_CASES = (
+    ("floor: libyaml compose (C)", FLOOR_COMPOSE),
+    ("floor: libyaml events (C)", FLOOR_EVENTS),
+    ("floor: proxy-postrender reader", FLOOR_READER),
+)
 
 
 def _env_int(name: str, default: int) -> int:
@@ -328,6 +362,19 @@ def capi_checker(clusters: int) -> Callable[[bytes], str | None]:
             if not any("containerd.service.d" in p for p in paths) or "HTTP_PROXY" not in commands:
                 return f"{kind} {doc['metadata']['name']} not changed"
         return None if specs == 2 * clusters else f"{specs} kubeadm specs, expected {2 * clusters}"
+
+    return check
+
+
+def _prints_count(documents: int) -> Callable[[bytes], str | None]:
+    """A floor case read the whole stream: it counts ``documents`` documents, or more
+    events than that."""
+
+    def check(out: bytes) -> str | None:
+        words = out.split()
+        if len(words) != 2 or not words[0].isdigit() or int(words[0]) < documents:
+            return f"expected a count of at least {documents}, got {out[:80]!r}"
+        return None
 
     return check
 
@@ -597,6 +644,10 @@ def build_workloads(tools: Tools, tmp: Path, settings: Settings) -> list[Workloa
     cases.insert(
         1, Case("proxy-postrender on its output", cases[0].argv, out, tools.env, check=same_as(out))
     )
+    cases += [
+        Case(name, (tools.python, "-c", script), stream, tools.env, check=_prints_count(n))
+        for name, script in FLOOR_CASES
+    ]
     title = f"{n} Deployments x 3 containers, every one changed"
     workloads.append(Workload("dense", title, stream, cases))
 
@@ -846,6 +897,7 @@ def targets(
     helm3 = dense["helm template (Helm 3)"].seconds
     helm4 = dense["helm template (Helm 4)"].seconds
     kust = dense["kubectl kustomize (env patch)"].seconds
+    floor = dense[FLOOR_CASES[0][0]].seconds
     out: list[Target] = [
         Target(
             "1a dense: proxy-postrender / helm template (Helm 3)",
@@ -856,6 +908,12 @@ def targets(
         Target(
             "   (for information: / helm template (Helm 4))",
             f"{pp / helm4:.2f} x ({helm4:.3f} s)",
+            "",
+            None,
+        ),
+        Target(
+            "   (for information: libyaml compose / helm template)",
+            f"{floor / helm3:.2f} x ({floor:.3f} s: python + C compose)",
             "",
             None,
         ),
