@@ -10,7 +10,7 @@ WHAT is one of:
 - ``all``: each of the above.
 
 The engine runs in this process under cProfile, through the command's own
-entry point (``proxy_postrender.entry.main`` with stdin and stdout swapped for
+entry point (``proxy_postrender.cli.entry.main`` with stdin and stdout swapped for
 memory buffers), once untimed first so that imports and one-time set-up are
 not counted. Prints the wall time with and without the profiler and the top
 functions by cumulative and by own time.
@@ -86,7 +86,7 @@ def make_input(what: str, size: int, tmp: Path) -> bytes:
 
 def run_cli(data: bytes, argv: list[str]) -> bytes:
     """The command's entry point in this process, stdin and stdout in memory."""
-    from proxy_postrender import entry
+    from proxy_postrender.cli import entry
 
     stdin = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
     out = io.BytesIO()

@@ -1,3 +1,3 @@
-from proxy_postrender.entry import main
+from proxy_postrender.cli.entry import main
 
 main()

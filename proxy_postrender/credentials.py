@@ -18,15 +18,16 @@ from proxy_postrender import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
-from proxy_postrender import kubeadm, splice, stream
 from proxy_postrender.errors import DocumentContext, InputError
-from proxy_postrender.selection import CA_KEY
+from proxy_postrender.nodes import kubeadm
+from proxy_postrender.pods.selection import CA_KEY
 from proxy_postrender.structs import Struct
+from proxy_postrender.yamltext import splice, stream
 
 if TYPE_CHECKING:
     from proxy_postrender.engine import Result
     from proxy_postrender.request import Request
-    from proxy_postrender.spool import Output
+    from proxy_postrender.yamltext.spool import Output
 
 GENERATED_VALUE = "workload-credentials"
 CA_GENERATED_VALUE = "ca-bundle"

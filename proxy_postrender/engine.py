@@ -17,33 +17,25 @@ from proxy_postrender import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
-from proxy_postrender import (
-    blockread,
-    clusterclass,
-    credentials,
-    custom,
-    discovery,
-    kubeadm,
-    ops,
-    splice,
-    spool,
-    stream,
-    targets,
-    workloads,
-)
-from proxy_postrender.environments import Environments
+from proxy_postrender import credentials, targets
 from proxy_postrender.errors import DocumentContext, InputError
-from proxy_postrender.nodes import Node
-from proxy_postrender.ops import Op, Path
+from proxy_postrender.fields import setters
+from proxy_postrender.nodes import clusterclass, kubeadm
+from proxy_postrender.noproxy import discovery
+from proxy_postrender.noproxy.environments import Environments
+from proxy_postrender.pods import workloads
 from proxy_postrender.request import Request
 from proxy_postrender.structs import Struct, field
+from proxy_postrender.yamltext import blockread, ops, splice, spool, stream
+from proxy_postrender.yamltext.ops import Op, Path
+from proxy_postrender.yamltext.tree import Node
 
 HELM4_FILENAME = "postrenderer.helm.sh/postrender-filename"
 
 
 class ObjectReport(Struct):
     context: DocumentContext
-    plan: workloads.ObjectPlan | kubeadm.NodePlan | custom.FieldPlan
+    plan: workloads.ObjectPlan | kubeadm.NodePlan | setters.FieldPlan
     method: str  # "unchanged" | "splice" | "roundtrip"
 
 
@@ -113,15 +105,15 @@ def _context(segment: stream.Segment, index: int, obj: Any) -> DocumentContext:
 
 def _plan(
     obj: Mapping[str, Any], base: Path, request: Request, envs: Environments
-) -> workloads.ObjectPlan | kubeadm.NodePlan | custom.FieldPlan | None:
+) -> workloads.ObjectPlan | kubeadm.NodePlan | setters.FieldPlan | None:
     """The plan of whichever planner owns the object's kind (None: not a target)."""
     plan = workloads.plan(obj, base, request)
     if plan is not None:
         return plan
-    setters = request.custom.setter_paths(obj)
-    if setters:
-        available = custom.values(request.env, request.setter_ca)
-        return custom.plan_fields(obj, base, setters, available, request.on_conflict)
+    fields_to_set = request.custom.setter_paths(obj)
+    if fields_to_set:
+        available = setters.values(request.env, request.setter_ca)
+        return setters.plan_fields(obj, base, fields_to_set, available, request.on_conflict)
     if request.nodes is None and request.env:
         return None  # node bootstrap is off; removal (no env) still strips earlier injections
     if targets.kubeadm_spec_path(obj) is None and not targets.is_clusterclass(obj):
@@ -149,11 +141,11 @@ def load_documents(text: str, *, spliced: bool = False) -> list[Any] | None:
         return [blockread.read_data(text) if spliced else blockread.read(text)[1]]
     except blockread.Declined:
         pass
-    from proxy_postrender import yamlio
+    from proxy_postrender.yamltext import libyaml
 
     try:
-        return yamlio.load_data(text)
-    except yamlio.ParseError:
+        return libyaml.load_data(text)
+    except libyaml.ParseError:
         return None
 
 
@@ -265,12 +257,12 @@ def _pass_through(segment: stream.Segment, index: int, counted: int, request: Re
 def _refuse_unknown_target(segment: stream.Segment, index: int) -> None:
     """Removal without a profile cannot find a custom target: say so instead of leaving
     the injection in place."""
-    if workloads.ANNOTATION not in segment.text and custom.ANNOTATION not in segment.text:
+    if workloads.ANNOTATION not in segment.text and setters.ANNOTATION not in segment.text:
         return
     for doc in load_documents(segment.text) or []:
         for _, obj in targets.walk_objects(doc):
             found = targets.annotations_of(obj)
-            if workloads.ANNOTATION in found or custom.ANNOTATION in found:
+            if workloads.ANNOTATION in found or setters.ANNOTATION in found:
                 raise InputError(
                     f"{obj.get('kind')} is a target only through a profile's spec.targets: "
                     "pass that profile with --remove",
@@ -387,11 +379,11 @@ def process_segment(
 
 def _compose(segment: stream.Segment, index: int) -> list[tuple[Node, Any]]:
     """The full libyaml path: every document of the segment, or the reason it is invalid."""
-    from proxy_postrender import yamlio
+    from proxy_postrender.yamltext import libyaml
 
     try:
-        return yamlio.compose(segment.text)
-    except yamlio.ParseError as exc:
+        return libyaml.compose(segment.text)
+    except libyaml.ParseError as exc:
         line = segment.line
         if exc.offset is not None:
             line += segment.text.count("\n", 0, exc.offset)
@@ -454,11 +446,11 @@ def _rewrite(
             return spliced, "splice"
     except splice.Unsupported:
         pass
-    from proxy_postrender import yamlio
+    from proxy_postrender.yamltext import libyaml
 
     try:
-        dumped = yamlio.roundtrip(segment.text, changes, style, newline)
-    except yamlio.ParseError:
+        dumped = libyaml.roundtrip(segment.text, changes, style, newline)
+    except libyaml.ParseError:
         dumped = None  # the round-trip parser is stricter than libyaml (found by fuzzing)
     if dumped is not None:
         dumped = _same_ending(segment.text, dumped)
@@ -467,7 +459,7 @@ def _rewrite(
     context = _context(segment, index, docs[0][1] if docs else None)
     hint = (
         "; the document shares content through YAML aliases (&anchor/*alias): expand them"
-        if any(yamlio.shares_nodes(node) for node, _ in docs)
+        if any(libyaml.shares_nodes(node) for node, _ in docs)
         else ""
     )
     raise InputError(f"could not apply the change without altering other content{hint}", context)

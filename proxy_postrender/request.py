@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from proxy_postrender.credentials import CredentialSecret
-from proxy_postrender.custom import CustomTargets
-from proxy_postrender.kubeadm import NodeSettings
-from proxy_postrender.scope import NoProxyConfig
-from proxy_postrender.selection import WorkloadSettings
+from proxy_postrender.fields.setters import CustomTargets
+from proxy_postrender.nodes.kubeadm import NodeSettings
+from proxy_postrender.noproxy.scope import NoProxyConfig
+from proxy_postrender.pods.selection import WorkloadSettings
 from proxy_postrender.structs import Struct, field
 
 

@@ -13,7 +13,7 @@ from proxy_postrender import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
-from proxy_postrender.ops import Path
+from proxy_postrender.yamltext.ops import Path
 
 _TEMPLATE_SPEC: Path = ("spec", "template", "spec")
 

@@ -10,7 +10,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from proxy_postrender import targets, yamlio
+from proxy_postrender import targets
+from proxy_postrender.yamltext import libyaml
 from tests.helpers import ROOT
 
 PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy")
@@ -81,7 +82,7 @@ def assert_all_injected(stream_text: str, *, hooks: bool = True) -> int:
     hook objects are checked to be untouched instead.
     """
     count = 0
-    for doc in yamlio.load_data(stream_text):
+    for doc in libyaml.load_data(stream_text):
         if not hooks and is_hook(doc):
             for where, container in containers(doc):
                 assert not set(PROXY_VARS) & set(env_names(container)), where
@@ -95,6 +96,6 @@ def assert_all_injected(stream_text: str, *, hooks: bool = True) -> int:
 
 def documents(stream_text: str) -> list[str]:
     """Raw document texts, split the way a reader splits them."""
-    from proxy_postrender import stream
+    from proxy_postrender.yamltext import stream
 
     return [s.text for s in stream.split(stream_text) if s.has_content()]

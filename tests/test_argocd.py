@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from proxy_postrender import yamlio
+from proxy_postrender.yamltext import libyaml
 from tests.e2e import assert_all_injected, console_script, tool
 from tests.helpers import FIXTURES, ROOT, SHARED_PROFILE
 
@@ -25,7 +25,7 @@ DOC = ROOT / "docs" / "argocd.md"
 
 
 def _generate() -> list[str]:
-    (plugin,) = yamlio.load_data(PLUGIN.read_text())
+    (plugin,) = libyaml.load_data(PLUGIN.read_text())
     generate = plugin["spec"]["generate"]
     return [*generate["command"], *generate["args"]]
 
@@ -60,7 +60,7 @@ def _run(app: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 
 def _docs(text: str) -> list[Any]:
-    return [d for d in yamlio.load_data(text) if isinstance(d, dict)]
+    return [d for d in libyaml.load_data(text) if isinstance(d, dict)]
 
 
 def test_the_doc_shows_the_plugin_file_as_it_is() -> None:
@@ -113,7 +113,7 @@ def test_no_profile_at_all_is_a_clear_error(app: Path) -> None:
     proc = _run(app, {})
     assert proc.returncode == 2 and proc.stdout == ""
     assert "no profile" in proc.stderr
-    (plugin,) = yamlio.load_data(PLUGIN.read_text())
+    (plugin,) = libyaml.load_data(PLUGIN.read_text())
     assert "discover" not in plugin["spec"]  # it would take over every Helm application
 
 

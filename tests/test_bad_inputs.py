@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from proxy_postrender import yamlio
+from proxy_postrender.yamltext import libyaml
 from tests.e2e import PROXY_VARS
 from tests.helpers import SHARED_PROFILE
 
@@ -49,7 +49,7 @@ def _check(data: bytes, expect: Any) -> None:
         assert proc.stdout == data
     elif expect == "injected":
         assert proc.returncode == 0, proc.stderr
-        containers = yamlio.load_data(proc.stdout.decode())[0]["spec"]["template"]["spec"]
+        containers = libyaml.load_data(proc.stdout.decode())[0]["spec"]["template"]["spec"]
         names = [e["name"] for e in containers["containers"][0]["env"]]
         assert names == list(PROXY_VARS)
     else:

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from proxy_postrender import blockread, nodes, stream, yamlio
+from proxy_postrender.yamltext import blockread, libyaml, stream, tree
 from tests.golden import load_cases
 from tests.helpers import FIXTURES
 from tests.test_fuzz import FUZZ_SETTINGS, mutate
@@ -21,14 +21,14 @@ from tests.test_fuzz import FUZZ_SETTINGS, mutate
 BAD_INPUTS = Path(__file__).resolve().parent / "bad_inputs"
 
 
-def _shape(node: nodes.Node, text: str) -> Any:
+def _shape(node: tree.Node, text: str) -> Any:
     """What the splicer relies on: kinds, block or flow, values, starts, scalar ends."""
-    if isinstance(node, nodes.MappingNode):
+    if isinstance(node, tree.MappingNode):
         pairs = [(_shape(k, text), _shape(v, text)) for k, v in node.value]
         return ("map", node.block, node.start, pairs)
-    if isinstance(node, nodes.SequenceNode):
+    if isinstance(node, tree.SequenceNode):
         return ("seq", node.block, node.start, [_shape(v, text) for v in node.value])
-    assert isinstance(node, nodes.ScalarNode)
+    assert isinstance(node, tree.ScalarNode)
     return ("scalar", node.value, node.style, node.null, node.start, node.end)
 
 
@@ -52,8 +52,8 @@ def check_segment(text: str) -> bool:
     except blockread.Declined:
         return False
     try:
-        docs = yamlio.compose(text)
-    except yamlio.ParseError as exc:
+        docs = libyaml.compose(text)
+    except libyaml.ParseError as exc:
         raise AssertionError(f"accepted what libyaml refuses ({exc.problem}):\n{text}") from None
     assert len(docs) == 1, text
     full_node, full_data = docs[0]
@@ -158,7 +158,7 @@ def test_mutated_segments_read_exactly_or_declined(text: str) -> None:
 
 def test_implicit_starts_match_the_loader() -> None:
     """Plain scalars starting elsewhere are strings for the full path's resolver too."""
-    loader = yamlio.scalar_loader()
+    loader = libyaml.scalar_loader()
     assert {k for k in loader.yaml_implicit_resolvers if k} == set(blockread.IMPLICIT_STARTS)
 
 
@@ -208,7 +208,7 @@ def test_plain_scalars_resolve_as_the_loader_does(value: str) -> None:
         _, data = blockread.read(text)
     except blockread.Declined:
         return
-    assert _same(data, yamlio.load_data(text)[0])
+    assert _same(data, libyaml.load_data(text)[0])
 
 
 @pytest.mark.parametrize(
@@ -216,7 +216,7 @@ def test_plain_scalars_resolve_as_the_loader_does(value: str) -> None:
 )
 def test_strings_that_start_like_numbers(value: str) -> None:
     _, data = blockread.read(f"a: {value}\n")
-    assert _same(data, yamlio.load_data(f"a: {value}\n")[0])
+    assert _same(data, libyaml.load_data(f"a: {value}\n")[0])
 
 
 # -- read_data: blocks remembered by their text ------------------------------------

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from proxy_postrender import clients
+from proxy_postrender.noproxy import clients
 from tests import clientlab
 from tests.test_noproxy import TABLE
 

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from proxy_postrender import profile, yamlio
 from proxy_postrender.errors import ProfileError
+from proxy_postrender.profile import loader
+from proxy_postrender.yamltext import libyaml
 from tests.helpers import GOLDEN, run_cli
 
 HEAD = (
@@ -25,10 +26,10 @@ def _write(tmp_path: Path, body: str) -> Path:
 
 def test_from_env_builds_an_encoded_user_info(tmp_path: Path) -> None:
     path = _write(tmp_path, "  credentials:\n    fromEnv: {user: PU, password: PP}\n")
-    loaded = profile.load(str(path), environ={"PU": "me@corp", "PP": "p:w/d%"})
+    loaded = loader.load(str(path), environ={"PU": "me@corp", "PP": "p:w/d%"})
     assert loaded.http_proxy == "http://me%40corp:p%3Aw%2Fd%25@proxy:3128"
     with pytest.raises(ProfileError, match="environment variable PP is not set"):
-        profile.load(str(path), environ={"PU": "x"})
+        loader.load(str(path), environ={"PU": "x"})
 
 
 @pytest.mark.parametrize(
@@ -45,7 +46,7 @@ def test_from_env_builds_an_encoded_user_info(tmp_path: Path) -> None:
 )
 def test_bad_credentials_sections(tmp_path: Path, body: str, message: str) -> None:
     with pytest.raises(ProfileError, match=r"spec\.credentials") as info:
-        profile.load(str(_write(tmp_path, body)), environ={"U": "u"})
+        loader.load(str(_write(tmp_path, body)), environ={"U": "u"})
     assert message in str(info.value)
 
 
@@ -54,7 +55,7 @@ def test_secret_ref_with_inline_node_credentials_is_refused(tmp_path: Path) -> N
     path = tmp_path / "p.yaml"
     path.write_text(HEAD.replace("http://proxy:3128", "http://u:pw@proxy:3128") + body)
     with pytest.raises(ProfileError, match=r"spec\.nodes\.credentials: secret"):
-        profile.load(str(path), environ={})
+        loader.load(str(path), environ={})
 
 
 def test_inline_credentials_are_reported(tmp_path: Path) -> None:
@@ -86,7 +87,7 @@ def test_generated_secrets_follow_the_profile_and_go_with_remove() -> None:
     removed = run_cli(["--remove"], out)
     assert removed.returncode == 0, removed.stderr
     assert removed.stdout == case.joinpath("input.yaml").read_bytes()
-    kinds = [d["kind"] for d in yamlio.load_data(out.decode())]
+    kinds = [d["kind"] for d in libyaml.load_data(out.decode())]
     assert kinds.count("Secret") == 2  # shop and billing
 
 
@@ -105,7 +106,7 @@ def test_bad_ca_bundles(tmp_path: Path, body: str, message: str) -> None:
     pem = (GOLDEN / "ca-workloads" / "corp-ca.pem").read_text()
     (tmp_path / "ca.pem").write_text(pem)
     with pytest.raises(ProfileError, match=r"spec\.caBundle") as info:
-        profile.load(str(_write(tmp_path, body)), environ={})
+        loader.load(str(_write(tmp_path, body)), environ={})
     assert message in str(info.value)
 
 
@@ -115,7 +116,7 @@ def test_a_ca_for_nodes_only_adds_nothing_to_workloads(tmp_path: Path) -> None:
     proc = run_cli([str(path)], POD)
     assert proc.returncode == 0, proc.stderr
     assert b"volumeMounts" not in proc.stdout and b"ConfigMap" not in proc.stdout
-    loaded = profile.load(str(path), environ={})
+    loaded = loader.load(str(path), environ={})
     assert loaded.nodes is not None and loaded.nodes.ca_bundle is not None
 
 
@@ -179,4 +180,4 @@ def test_extra_env_cannot_shadow_the_tools_variables(tmp_path: Path) -> None:
         ("  workloads:\n    extraEnv: [{name: A, value: '1'}, {name: A, value: '2'}]\n", "twice"),
     ):
         with pytest.raises(ProfileError, match=message):
-            profile.load(str(_write(tmp_path, body)), environ={})
+            loader.load(str(_write(tmp_path, body)), environ={})

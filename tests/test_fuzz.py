@@ -15,8 +15,9 @@ import os
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from proxy_postrender import engine, stream, yamlio
+from proxy_postrender import engine
 from proxy_postrender.errors import InputError
+from proxy_postrender.yamltext import libyaml, stream
 from tests.golden import load_cases
 from tests.test_properties import REQUEST
 
@@ -65,8 +66,8 @@ def test_mutated_inputs_succeed_cleanly_or_fail_cleanly(text: str) -> None:
     except InputError:
         return
     try:
-        yamlio.load_data(text)
-    except yamlio.ParseError:
+        libyaml.load_data(text)
+    except libyaml.ParseError:
         return  # an input that does not parse may pass through untouched, as it was
-    yamlio.load_data(out)
+    libyaml.load_data(out)
     assert engine.process(out, REQUEST).text == out

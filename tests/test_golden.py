@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from proxy_postrender import yamlio
+from proxy_postrender.yamltext import libyaml
 from tests.golden import Case, load_cases
 from tests.helpers import run_cli
 
@@ -56,7 +56,7 @@ def test_remove_gives_back_the_input(case: Case) -> None:
     else:
 
         def load(data: bytes) -> object:
-            return _strip_empty(yamlio.load_data(data.decode("utf-8-sig")))
+            return _strip_empty(libyaml.load_data(data.decode("utf-8-sig")))
 
         assert load(removed_output) == load(removed_input)
 

@@ -9,7 +9,7 @@ from subprocess import CompletedProcess
 
 import pytest
 
-from proxy_postrender import yamlio
+from proxy_postrender.yamltext import libyaml
 from tests.e2e import (
     assert_all_injected,
     console_script,
@@ -101,7 +101,7 @@ def test_helm3_post_renderer_injects_every_workload(helm3: str) -> None:
     # the chart's own HTTP_PROXY survives
     assert 'value: "http://team-proxy.internal:3128"' in out
     # every object validates strictly against the Kubernetes schema
-    for doc in yamlio.load_data(out):
+    for doc in libyaml.load_data(out):
         if doc is not None:
             assert schema_errors(doc) == [], doc["kind"]
     # piping the plain render (hooks included) through twice: the second pass changes nothing
@@ -214,7 +214,7 @@ def test_helm4_and_helm3_agree_on_workload_env(helm3: str, helm4_home: dict[str,
         envs.append(
             {
                 where: env_names(container)
-                for doc in yamlio.load_data(proc.stdout.decode())
+                for doc in libyaml.load_data(proc.stdout.decode())
                 if not is_hook(doc)
                 for where, container in containers(doc)
             }

@@ -9,7 +9,8 @@ from urllib.parse import quote
 
 import pytest
 
-from proxy_postrender import targets, yamlio
+from proxy_postrender import targets
+from proxy_postrender.yamltext import libyaml
 from tests.helpers import GOLDEN, run_cli
 from tests.test_node_bootstrap import bash_values, systemd_unquote_environment
 
@@ -47,7 +48,7 @@ def test_hostile_values_land_exactly(tmp_path: Path, url: str) -> None:
     )
     proc = run_cli([str(_profile(tmp_path, url))], stream)
     assert proc.returncode == 0, proc.stderr
-    docs = yamlio.load_data(proc.stdout.decode())
+    docs = libyaml.load_data(proc.stdout.decode())
     pod = docs[-1]
     env = {e["name"]: e["value"] for e in pod["spec"]["containers"][0]["env"]}
     assert env["HTTP_PROXY"] == env["http_proxy"] == url  # YAML reads it back exactly

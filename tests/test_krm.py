@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from proxy_postrender import yamlio
+from proxy_postrender.yamltext import libyaml
 from tests.e2e import PROXY_VARS
 from tests.helpers import SHARED_PROFILE, run_cli
 
@@ -34,7 +34,7 @@ OTHER_ITEM = "\n- apiVersion: v1\n  kind: Service\n  metadata:\n    name: svc\n"
 
 
 def _out(proc: Any) -> Any:
-    (doc,) = yamlio.load_data(proc.stdout.decode())
+    (doc,) = libyaml.load_data(proc.stdout.decode())
     return doc
 
 
@@ -120,7 +120,7 @@ def test_secret_mode_items_may_gain_the_generated_secret(tmp_path: Any) -> None:
 
     profile = tmp_path / "p.yaml"
     profile.write_text(SHARED_PROFILE.read_text() + "  nodes:\n    credentials: secret\n")
-    docs = list(yamlio.load_data((GOLDEN / "capi-v1beta1" / "input.yaml").read_text()))
+    docs = list(libyaml.load_data((GOLDEN / "capi-v1beta1" / "input.yaml").read_text()))
 
     items = "".join("\n- " + json.dumps(d) for d in docs if isinstance(d, dict))
     first = run_cli([str(profile)], _resource_list(items, None))

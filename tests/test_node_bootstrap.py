@@ -9,8 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proxy_postrender import engine, kubeadm, render, yamlio
+from proxy_postrender import engine
+from proxy_postrender.nodes import kubeadm, quoting
 from proxy_postrender.request import Request
+from proxy_postrender.yamltext import libyaml
 from tests.helpers import GOLDEN, SHARED_PROFILE, run_cli
 
 _C_ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t", "r": "\r", "a": "\a", "'": "'"}
@@ -64,7 +66,7 @@ HOSTILE = st.text(
 @settings(max_examples=200)
 @given(HOSTILE)
 def test_systemd_lines_read_back_exactly(value: str) -> None:
-    assert systemd_unquote_environment(render.systemd_environment("HTTP_PROXY", value)) == (
+    assert systemd_unquote_environment(quoting.systemd_environment("HTTP_PROXY", value)) == (
         "HTTP_PROXY",
         value,
     )
@@ -74,16 +76,16 @@ def test_systemd_lines_read_back_exactly(value: str) -> None:
 @given(st.lists(HOSTILE, min_size=1, max_size=6))
 def test_export_lines_read_back_exactly_in_bash(values: list[str]) -> None:
     names = [f"V{i}" for i in range(len(values))]
-    lines = [render.shell_export(n, v) for n, v in zip(names, values, strict=True)]
+    lines = [quoting.shell_export(n, v) for n, v in zip(names, values, strict=True)]
     assert bash_values(lines, names) == values
 
 
 @pytest.mark.parametrize("bad", ["a\nb", "a\rb", "a\x00b", "a\x1bb"])
 def test_control_characters_are_refused(bad: str) -> None:
     with pytest.raises(Exception, match="control character"):
-        render.systemd_environment("X", bad)
+        quoting.systemd_environment("X", bad)
     with pytest.raises(Exception, match="control character"):
-        render.shell_export("X", bad)
+        quoting.shell_export("X", bad)
 
 
 PASSWORD_URL = 'http://build:p%40ss"w\\rd$`x`%%@proxy.corp.example:3128'
@@ -93,7 +95,7 @@ def _specs(text: str) -> list[dict[str, Any]]:
     from proxy_postrender import targets
 
     specs = []
-    for doc in yamlio.load_data(text):
+    for doc in libyaml.load_data(text):
         if isinstance(doc, dict) and targets.kubeadm_spec_path(doc):
             spec: Any = doc
             for step in targets.kubeadm_spec_path(doc) or ():
@@ -206,7 +208,7 @@ def powershell_machine_env(command: str) -> dict[str, str]:
 @settings(max_examples=200)
 @given(HOSTILE | st.text(st.sampled_from(PS_QUOTES + 'a;$`"()'), min_size=1, max_size=12))
 def test_powershell_values_read_back_exactly(value: str) -> None:
-    command = render.powershell_machine_env([("HTTP_PROXY", value), ("no_proxy", "x")])
+    command = quoting.powershell_machine_env([("HTTP_PROXY", value), ("no_proxy", "x")])
     assert powershell_machine_env(command) == {"HTTP_PROXY": value, "no_proxy": "x"}
 
 
@@ -230,7 +232,7 @@ def test_windows_templates_can_be_skipped() -> None:
 
 def test_secret_mode_keeps_credentials_out_of_the_kubeadm_objects() -> None:
     out = (GOLDEN / "capi-secret" / "expected.yaml").read_text()
-    docs = [d for d in yamlio.load_data(out) if isinstance(d, dict)]
+    docs = [d for d in libyaml.load_data(out) if isinstance(d, dict)]
     secrets = [d for d in docs if d["kind"] == "Secret"]
     assert len(secrets) == 1 and secrets[0]["metadata"]["namespace"] == "clusters"
     for doc in docs:
@@ -308,7 +310,7 @@ def systemd_environment_file(text: str) -> dict[str, str]:
 @given(st.lists(HOSTILE.filter(lambda v: v == v.strip()), min_size=1, max_size=4))
 def test_env_file_reads_the_same_in_systemd_and_bash(values: list[str]) -> None:
     env = [(f"V{i}", v) for i, v in enumerate(values)]
-    text = render.env_file(env)
+    text = quoting.env_file(env)
     assert systemd_environment_file(text) == dict(env)
     script = ["set -a", *text.split("\n"), "set +a"]
     assert bash_values(script, [n for n, _ in env]) == values

@@ -13,8 +13,9 @@ import requests.utils
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proxy_postrender import clients, discovery, noproxy, scope, yamlio
-from proxy_postrender.scope import ClusterNetwork, NoProxyConfig
+from proxy_postrender.noproxy import clients, discovery, scope, syntax
+from proxy_postrender.noproxy.scope import ClusterNetwork, NoProxyConfig
+from proxy_postrender.yamltext import libyaml
 from tests.helpers import GOLDEN, SHARED_PROFILE, run_cli
 
 # (NO_PROXY, destination, go, curl, python, wget): True = direct.
@@ -141,10 +142,10 @@ def test_urllib_alone_agrees_where_requests_defers_to_it(value: str, dest: str) 
 @given(ENTRY.filter(lambda e: e.strip() != ""))
 def test_normalisation_is_idempotent(raw: str) -> None:
     try:
-        entry = noproxy.parse_entry(raw)
-    except noproxy.NoProxyEntryError:
+        entry = syntax.parse_entry(raw)
+    except syntax.NoProxyEntryError:
         return
-    again = noproxy.parse_entry(entry.text)
+    again = syntax.parse_entry(entry.text)
     assert again == entry
 
 
@@ -153,13 +154,13 @@ GROUPS = st.lists(
 )
 
 
-def _parse_all(groups: list[tuple[str, list[str]]]) -> list[tuple[str, list[noproxy.NoProxyEntry]]]:
+def _parse_all(groups: list[tuple[str, list[str]]]) -> list[tuple[str, list[syntax.NoProxyEntry]]]:
     parsed = []
     for source, raws in groups:
         entries = []
         for raw in raws:
-            with suppress(noproxy.NoProxyEntryError):
-                entries.append(noproxy.parse_entry(raw))
+            with suppress(syntax.NoProxyEntryError):
+                entries.append(syntax.parse_entry(raw))
         parsed.append((source, entries))
     return parsed
 
@@ -167,7 +168,7 @@ def _parse_all(groups: list[tuple[str, list[str]]]) -> list[tuple[str, list[nopr
 @given(GROUPS)
 def test_merge_keeps_first_places_and_every_source(groups: list[tuple[str, list[str]]]) -> None:
     parsed = _parse_all(groups)
-    merged = noproxy.merge(parsed)
+    merged = syntax.merge(parsed)
     flat = [(source, e.text) for source, entries in parsed for e in entries]
     assert [m.entry.text for m in merged] == list(dict.fromkeys(text for _, text in flat))
     for item in merged:
@@ -175,7 +176,7 @@ def test_merge_keeps_first_places_and_every_source(groups: list[tuple[str, list[
             dict.fromkeys(s for s, text in flat if text == item.entry.text)
         )
     # stable: merging the merged list again changes nothing
-    again = noproxy.merge([("x", [m.entry for m in merged])])
+    again = syntax.merge([("x", [m.entry for m in merged])])
     assert [m.entry for m in again] == [m.entry for m in merged]
 
 
@@ -206,8 +207,8 @@ def test_every_profile_entry_is_kept_or_reported(raws: list[str], style: str) ->
     ],
 )
 def test_bad_entries_are_named(raw: str, message: str) -> None:
-    with pytest.raises(noproxy.NoProxyEntryError, match=message) as info:
-        noproxy.parse_entry(raw)
+    with pytest.raises(syntax.NoProxyEntryError, match=message) as info:
+        syntax.parse_entry(raw)
     assert raw.strip() in str(info.value)
 
 
@@ -220,7 +221,7 @@ def _texts(config: NoProxyConfig, nets: tuple[ClusterNetwork, ...] = ()) -> list
 
 def test_sources_merge_in_documented_order() -> None:
     config = NoProxyConfig(
-        entries=(noproxy.parse_entry("corp.example"),),
+        entries=(syntax.parse_entry("corp.example"),),
         cluster=ClusterNetwork(
             "spec.cluster",
             pods=("10.244.0.0/16",),
@@ -255,14 +256,14 @@ def test_sources_merge_in_documented_order() -> None:
 
 
 def test_portable_style_adds_bare_domains_and_collapses_wildcards() -> None:
-    entries = tuple(noproxy.parse_entry(e) for e in [".corp.example", ".svc", "x.org"])
+    entries = tuple(syntax.parse_entry(e) for e in [".corp.example", ".svc", "x.org"])
     assert _texts(NoProxyConfig(entries=entries, presets=())) == [
         "corp.example",
         ".corp.example",
         ".svc",
         "x.org",
     ]
-    wild = (*entries, noproxy.parse_entry("*"))
+    wild = (*entries, syntax.parse_entry("*"))
     assert _texts(NoProxyConfig(entries=wild, presets=())) == ["*"]
     assert _texts(NoProxyConfig(entries=wild, presets=(), style="exact"))[-1] == "*"
 
@@ -276,7 +277,7 @@ def test_an_explicit_apiserver_address_replaces_the_derived_one() -> None:
 
 
 def _objects(path: str) -> list[Any]:
-    return [d for d in yamlio.load_data((GOLDEN / path).read_text()) if isinstance(d, dict)]
+    return [d for d in libyaml.load_data((GOLDEN / path).read_text()) if isinstance(d, dict)]
 
 
 def _by_name(objects: list[Any], kind: str, name: str) -> Any:
@@ -354,7 +355,7 @@ def test_template_variables_are_not_taken_for_networks() -> None:
 def test_two_clusters_get_two_no_proxy_values_in_the_output() -> None:
     out = (GOLDEN / "capi-two-clusters" / "expected.yaml").read_text()
     values = {}
-    for doc in yamlio.load_data(out):
+    for doc in libyaml.load_data(out):
         if isinstance(doc, dict) and doc["kind"].startswith("Kubeadm"):
             text = str(doc)
             exports = [p for p in text.split("'") if p.startswith("export NO_PROXY=")]
@@ -381,7 +382,7 @@ TWO_CLUSTERS = (GOLDEN / "capi-two-clusters" / "input.yaml").read_bytes()
 
 def _exported(kind_name: str) -> str:
     out = (GOLDEN / "capi-two-clusters" / "expected.yaml").read_text()
-    for doc in yamlio.load_data(out):
+    for doc in libyaml.load_data(out):
         if isinstance(doc, dict) and doc["metadata"]["name"] == kind_name:
             text = str(doc)
             return next(p for p in text.split("'") if p.startswith("export NO_PROXY="))[16:]
@@ -490,11 +491,11 @@ spec:
 
 
 def _load(tmp_path: Any, body: str, environ: dict[str, str] | None = None) -> Any:
-    from proxy_postrender import profile
+    from proxy_postrender.profile import loader
 
     path = tmp_path / "p.yaml"
     path.write_text(PROFILE_HEAD + body)
-    return profile.load(str(path), environ=environ or {})
+    return loader.load(str(path), environ=environ or {})
 
 
 def test_profile_cluster_section_reaches_no_proxy(tmp_path: Any) -> None:

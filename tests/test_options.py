@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proxy_postrender import cli, options, runner
+from proxy_postrender.cli import commands, options, runner
 
 WORDS = st.sampled_from(
     [
@@ -38,7 +38,7 @@ WORDS = st.sampled_from(
 def click_params(argv: list[str]) -> options.Params | None:
     """What click makes of ``argv`` for the main command (None: it refuses it)."""
     try:
-        context = cli.command.make_context(runner.PROG, list(argv), resilient_parsing=False)
+        context = commands.command.make_context(runner.PROG, list(argv), resilient_parsing=False)
     except (click.exceptions.Exit, click.ClickException):
         return None
     return options.Params(**context.params)
@@ -79,7 +79,7 @@ def test_the_rest_goes_to_click(argv: list[str]) -> None:
 
 
 def test_click_the_table_and_the_parameters_agree() -> None:
-    declared = {name for param in cli.command.params for name in param.opts}
+    declared = {name for param in commands.command.params for name in param.opts}
     assert declared - {"--version", "--help", "-h"} == {
         options.POSITIONAL,
         *(option.flag for option in options.OPTIONS),

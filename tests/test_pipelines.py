@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from proxy_postrender import yamlio
+from proxy_postrender.yamltext import libyaml
 from tests.e2e import PROXY_VARS, tool
 from tests.helpers import FIXTURES, SHARED_PROFILE, run_cli
 
@@ -93,7 +93,7 @@ def test_kpt_fn_eval_exec_injects_and_keeps_comments(tmp_path: Path) -> None:
     text = (pkg / "deploy.yaml").read_text()
     assert text.startswith("# the web tier\n")
     assert "# keep me" in text and "# main container" in text
-    (doc,) = yamlio.load_data(text)
+    (doc,) = libyaml.load_data(text)
     assert _env_names(doc) == list(PROXY_VARS)
     assert (pkg / "other.yaml").read_text() == CONFIGMAP
     assert "Deployment/shop/web" in proc.stderr + proc.stdout  # kpt shows the results
@@ -110,7 +110,7 @@ def test_kpt_fn_eval_takes_a_configmap_from_key_value_arguments(tmp_path: Path) 
         tmp_path,
     )
     assert proc.returncode == 0, proc.stderr
-    (doc,) = yamlio.load_data((pkg / "deploy.yaml").read_text())
+    (doc,) = libyaml.load_data((pkg / "deploy.yaml").read_text())
     assert _env_names(doc) == ["HTTPS_PROXY", "NO_PROXY", "https_proxy", "no_proxy"]
 
 
@@ -137,7 +137,7 @@ def test_kpt_fn_render_runs_the_kptfile_pipeline(tmp_path: Path) -> None:
     )
     proc = _run([kpt, "fn", "render", "pkg", "--allow-exec"], tmp_path)
     assert proc.returncode == 0, proc.stderr
-    (doc,) = yamlio.load_data((pkg / "deploy.yaml").read_text())
+    (doc,) = libyaml.load_data((pkg / "deploy.yaml").read_text())
     assert _env_names(doc) == list(PROXY_VARS)
     assert (pkg / "profile.yaml").read_text() == SHARED_PROFILE.read_text()
 
@@ -168,7 +168,7 @@ def test_kubectl_kustomize_runs_the_installed_exec_plugin(tmp_path: Path) -> Non
     env = dict(_env(), KUSTOMIZE_PLUGIN_HOME=str(home), PATH="/usr/bin:/bin")
     proc = _run([kubectl, "kustomize", "--enable-alpha-plugins", str(overlay)], tmp_path, env)
     assert proc.returncode == 0, proc.stderr
-    docs = {d["kind"]: d for d in yamlio.load_data(proc.stdout)}
+    docs = {d["kind"]: d for d in libyaml.load_data(proc.stdout)}
     configmap, deployment = docs["ConfigMap"], docs["Deployment"]
     # the generated name (prefix + content hash) and the reference to it survive
     assert configmap["metadata"]["name"].startswith("shop-settings-")
@@ -199,7 +199,7 @@ def test_flux_patches_applied_by_kustomize_equal_the_direct_path(tmp_path: Path)
     assert patches.returncode == 0, patches.stderr
     direct = run_cli([str(SHARED_PROFILE)], render.stdout.encode())
     assert direct.returncode == 0, direct.stderr
-    listed = yamlio.load_data(patches.stdout.decode())[0]
+    listed = libyaml.load_data(patches.stdout.decode())[0]
     assert {p["target"]["kind"] for p in listed} >= {"Deployment", "DaemonSet", "CronJob"}
     (tmp_path / "kustomization.yaml").write_text(
         "resources: [render.yaml]\npatches:\n" + patches.stdout.decode()
@@ -210,7 +210,7 @@ def test_flux_patches_applied_by_kustomize_equal_the_direct_path(tmp_path: Path)
     def by_name(text: str) -> dict[tuple[str, str], Any]:
         return {
             (d["kind"], d["metadata"]["name"]): d
-            for d in yamlio.load_data(text)
+            for d in libyaml.load_data(text)
             if isinstance(d, dict)
         }
 
@@ -273,7 +273,7 @@ def test_flux_patches_keep_namespaces_apart_and_replace_value_from(tmp_path: Pat
     assert proc.returncode == 0, proc.stderr
 
     def by_key(text: str) -> dict[tuple[str, str], Any]:
-        docs = [d for d in yamlio.load_data(text) if isinstance(d, dict)]
+        docs = [d for d in libyaml.load_data(text) if isinstance(d, dict)]
         return {(d["metadata"]["namespace"], d["metadata"]["name"]): d for d in docs}
 
     patched, expected = by_key(proc.stdout), by_key(direct.stdout.decode())
@@ -302,7 +302,7 @@ def test_patches_follow_the_profiles_workload_rules(tmp_path: Path) -> None:
     )
     proc = run_cli(["patches", str(profile)], TWO_NAMESPACES.encode())
     assert proc.returncode == 0, proc.stderr
-    listed = yamlio.load_data(proc.stdout.decode())[0]
+    listed = libyaml.load_data(proc.stdout.decode())[0]
     assert [p["target"]["namespace"] for p in listed] == ["a"]
 
 
@@ -323,10 +323,10 @@ def test_flux_patches_carry_the_ca_mount_and_name_what_they_cannot(tmp_path: Pat
     assert proc.returncode == 0, proc.stderr
     direct = [
         d
-        for d in yamlio.load_data(case.joinpath("expected.yaml").read_text())
+        for d in libyaml.load_data(case.joinpath("expected.yaml").read_text())
         if d["kind"] != "ConfigMap"
     ]
-    patched = {d["metadata"]["name"]: d for d in yamlio.load_data(proc.stdout)}
+    patched = {d["metadata"]["name"]: d for d in libyaml.load_data(proc.stdout)}
     for doc in direct:
         spec = doc["spec"]["template"]["spec"] if doc["kind"] == "Deployment" else None
         if spec is None:

@@ -7,8 +7,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from proxy_postrender import engine, kubeadm, scalars, stream, targets, yamlio
+from proxy_postrender import engine, targets
+from proxy_postrender.nodes import kubeadm
 from proxy_postrender.request import Request
+from proxy_postrender.yamltext import libyaml, scalars, stream
 from tests.e2e import PROXY_VARS, containers, env_names
 
 ENV = (
@@ -220,7 +222,7 @@ def _is_target(segment: stream.Segment) -> bool:
 def test_invariants(text: str) -> None:
     out = engine.process(text, REQUEST).text
     # the output parses, with every document in its place
-    before, after = yamlio.load_data(text), yamlio.load_data(out)
+    before, after = libyaml.load_data(text), libyaml.load_data(out)
     assert len(before) == len(after)
     # documents that are not targets are byte-identical
     in_segments, out_segments = stream.split(text), stream.split(out)
@@ -274,7 +276,7 @@ PASSWORDS = st.text(
 def test_with_a_secret_reference_no_password_reaches_the_output(text: str, password: str) -> None:
     from urllib.parse import quote
 
-    from proxy_postrender.selection import WorkloadSettings
+    from proxy_postrender.pods.selection import WorkloadSettings
 
     def run(secret: str) -> str:
         url = f"http://build:{quote(secret, safe='')}@proxy.corp.example:3128"

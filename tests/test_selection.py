@@ -7,9 +7,11 @@ from typing import Any
 
 import pytest
 
-from proxy_postrender import profile, render, yamlio
 from proxy_postrender.errors import ProfileError
-from proxy_postrender.selection import Criteria, LabelSelector, Requirement, WorkloadSettings
+from proxy_postrender.nodes import quoting
+from proxy_postrender.pods.selection import Criteria, LabelSelector, Requirement, WorkloadSettings
+from proxy_postrender.profile import loader
+from proxy_postrender.yamltext import libyaml
 
 LABELS = {"app": "web", "tier": "front"}
 
@@ -86,7 +88,7 @@ def test_wanted_variables_follow_the_case_switches_and_add_extras() -> None:
 
 
 def test_java_tool_options_translate_the_proxy_and_no_proxy() -> None:
-    options = render.java_tool_options(
+    options = quoting.java_tool_options(
         {
             "HTTP_PROXY": "http://user:pw@proxy:3128",
             "HTTPS_PROXY": "https://[fd00::1]",
@@ -98,7 +100,7 @@ def test_java_tool_options_translate_the_proxy_and_no_proxy() -> None:
         "-Dhttps.proxyPort=443 -Dhttp.nonProxyHosts=example.com|*.example.com|*.svc|10.1.2.3|::1"
     )
     assert "pw" not in options and "user" not in options
-    assert render.java_tool_options({"NO_PROXY": "x"}) == ""
+    assert quoting.java_tool_options({"NO_PROXY": "x"}) == ""
 
 
 HEAD = (
@@ -127,7 +129,7 @@ def test_bad_workloads_sections_are_named(tmp_path: Path, body: str, message: st
     path = tmp_path / "p.yaml"
     path.write_text(HEAD + body)
     with pytest.raises(ProfileError, match=r"spec\.workloads") as info:
-        profile.load(str(path), environ={})
+        loader.load(str(path), environ={})
     assert message in str(info.value)
 
 
@@ -139,14 +141,14 @@ def test_bad_workloads_sections_are_named(tmp_path: Path, body: str, message: st
     ],
 )
 def test_jsonpaths_name_one_place(path: str, expected: tuple[str | int, ...]) -> None:
-    from proxy_postrender.custom import parse_path
+    from proxy_postrender.fields.setters import parse_path
 
     assert parse_path(path) == expected
 
 
 @pytest.mark.parametrize("path", ["$.spec[*]", "$..template", "$", "spec["])
 def test_jsonpaths_that_name_many_places_or_none_are_refused(path: str) -> None:
-    from proxy_postrender.custom import PathError, parse_path
+    from proxy_postrender.fields.setters import PathError, parse_path
 
     with pytest.raises(PathError):
         parse_path(path)
@@ -172,13 +174,13 @@ def test_bad_targets_are_named(tmp_path: Path, body: str, message: str) -> None:
     path = tmp_path / "p.yaml"
     path.write_text(TARGET_HEAD + body)
     with pytest.raises(ProfileError, match=r"spec\.targets\[0\]") as info:
-        profile.load(str(path), environ={})
+        loader.load(str(path), environ={})
     assert message in str(info.value)
 
 
 def test_field_setters_follow_on_conflict() -> None:
-    from proxy_postrender.custom import plan_fields
     from proxy_postrender.errors import InputError
+    from proxy_postrender.fields.setters import plan_fields
 
     obj: Any = {"kind": "X", "metadata": {"name": "x"}, "spec": {"proxy": {"http": "mine"}}}
     setters = [(("spec", "proxy", "http"), "httpProxy")]
@@ -215,7 +217,7 @@ def test_custom_targets_through_list_indexes_and_their_removal(tmp_path: Path) -
     stream = (RUNNER + "---\n" + AGENT).encode()
     out = run_cli([str(path), "--on-conflict", "override"], stream)
     assert out.returncode == 0, out.stderr
-    docs = yamlio.load_data(out.stdout.decode())
+    docs = libyaml.load_data(out.stdout.decode())
     assert docs[0]["spec"]["jobs"][1]["pod"]["spec"]["containers"][0]["env"]
     assert docs[1]["spec"]["proxy"] == {"http": "http://p:1"}
     assert docs[1]["spec"]["env"][0]["value"] == "http://p:1"
@@ -224,7 +226,7 @@ def test_custom_targets_through_list_indexes_and_their_removal(tmp_path: Path) -
     assert blind.returncode == 1 and b"pass that profile with --remove" in blind.stderr
     removed = run_cli([str(path), "--remove"], out.stdout)
     assert removed.returncode == 0, removed.stderr
-    again = yamlio.load_data(removed.stdout.decode())
+    again = libyaml.load_data(removed.stdout.decode())
     assert "proxy" not in again[1]["spec"]
     opted = RUNNER.replace("annotations: {}", "annotations: {proxy-postrender.io/inject: 'false'}")
     skipped = run_cli([str(path)], opted.encode())
@@ -238,4 +240,4 @@ def test_a_setter_into_metadata_is_refused(tmp_path: Path) -> None:
         + "  targets:\n  - {apiVersion: x/v1, kind: Y, set: {$.metadata.labels.p: httpProxy}}\n"
     )
     with pytest.raises(ProfileError, match="not the object's content"):
-        profile.load(str(path), environ={})
+        loader.load(str(path), environ={})

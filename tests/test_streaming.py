@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from proxy_postrender import entry, runner, spool, stream
+from proxy_postrender.cli import entry, runner
+from proxy_postrender.yamltext import spool, stream
 from tests.golden import Case, load_cases
 from tests.helpers import GOLDEN
 

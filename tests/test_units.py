@@ -9,8 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from proxy_postrender import noproxy, profile, scalars, stream
 from proxy_postrender.errors import ProfileError
+from proxy_postrender.noproxy import syntax
+from proxy_postrender.profile import loader
+from proxy_postrender.yamltext import scalars, stream
 
 
 @pytest.mark.parametrize(
@@ -31,7 +33,7 @@ from proxy_postrender.errors import ProfileError
     ],
 )
 def test_noproxy_entries(raw: str, text: str, kind: str) -> None:
-    entry = noproxy.parse_entry(raw)
+    entry = syntax.parse_entry(raw)
     assert (entry.text, entry.kind) == (text, kind)
 
 
@@ -52,13 +54,13 @@ def test_noproxy_entries(raw: str, text: str, kind: str) -> None:
     ],
 )
 def test_noproxy_rejects(raw: str) -> None:
-    with pytest.raises(noproxy.NoProxyEntryError):
-        noproxy.parse_entry(raw)
+    with pytest.raises(syntax.NoProxyEntryError):
+        syntax.parse_entry(raw)
 
 
 def test_noproxy_dedupes_in_order() -> None:
-    entries = noproxy.normalise(noproxy.split_value("b.com, a.com,B.com,, *.c.com,.c.com"))
-    assert noproxy.join(entries) == "b.com,a.com,.c.com"
+    entries = syntax.normalise(syntax.split_value("b.com, a.com,B.com,, *.c.com,.c.com"))
+    assert syntax.join(entries) == "b.com,a.com,.c.com"
 
 
 @given(st.text())
@@ -98,18 +100,18 @@ spec:
 
 def test_profile_env_expansion(tmp_path: Path) -> None:
     path = _write(tmp_path, BASE.format(name="a", url="http://u:${PW}@proxy:3128"))
-    loaded = profile.load(path, environ={"PW": "s3cr%40t"})
+    loaded = loader.load(path, environ={"PW": "s3cr%40t"})
     assert loaded.http_proxy == "http://u:s3cr%40t@proxy:3128"
     assert loaded.env_vars()[0] == ("HTTP_PROXY", "http://u:s3cr%40t@proxy:3128")
     assert [n for n, _ in loaded.env_vars()] == ["HTTP_PROXY", "NO_PROXY", "http_proxy", "no_proxy"]
 
 
 def test_profile_escaped_dollar(tmp_path: Path) -> None:
-    assert profile.expand_vars("a$${X}b${Y}", "w", {"Y": "y"}) == "a${X}by"
+    assert loader.expand_vars("a$${X}b${Y}", "w", {"Y": "y"}) == "a${X}by"
     # the escape leaves literal braces, which a proxy URL may not hold
     path = _write(tmp_path, BASE.format(name="a", url="http://u:p$${X}@proxy:3128"))
     with pytest.raises(ProfileError, match="percent-encode"):
-        profile.load(path, environ={})
+        loader.load(path, environ={})
 
 
 @pytest.mark.parametrize(
@@ -125,14 +127,14 @@ def test_profile_escaped_dollar(tmp_path: Path) -> None:
 )
 def test_profile_rejects_bad_urls(tmp_path: Path, url: str, message: str) -> None:
     with pytest.raises(ProfileError, match=message) as info:
-        profile.load(_write(tmp_path, BASE.format(name="a", url=url)), environ={})
+        loader.load(_write(tmp_path, BASE.format(name="a", url=url)), environ={})
     assert "spec.httpProxy" in str(info.value)
 
 
 def test_profile_bad_url_never_shows_password(tmp_path: Path) -> None:
     path = _write(tmp_path, BASE.format(name="a", url="http://user:HUNTER2@proxy:notaport"))
     with pytest.raises(ProfileError) as info:
-        profile.load(path, environ={})
+        loader.load(path, environ={})
     assert "HUNTER2" not in str(info.value)
 
 
@@ -142,10 +144,10 @@ def test_profile_selection(tmp_path: Path) -> None:
         BASE.format(name="a", url="http://a:1") + "---\n" + BASE.format(name="b", url="http://b:2"),
     )
     with pytest.raises(ProfileError, match="pick one with --profile-name"):
-        profile.load(path, environ={})
-    assert profile.load(path, profile_name="b", environ={}).http_proxy == "http://b:2"
+        loader.load(path, environ={})
+    assert loader.load(path, profile_name="b", environ={}).http_proxy == "http://b:2"
     with pytest.raises(ProfileError, match="no ProxyProfile named 'c'"):
-        profile.load(path, profile_name="c", environ={})
+        loader.load(path, profile_name="c", environ={})
 
 
 def test_profile_flags_override_and_replace(tmp_path: Path) -> None:
@@ -153,30 +155,28 @@ def test_profile_flags_override_and_replace(tmp_path: Path) -> None:
         tmp_path,
         BASE.format(name="a", url="http://a:1") + "  noProxy: [x.com]\n  noProxyPresets: []\n",
     )
-    overrides = profile.Overrides(http_proxy="http://b:2", no_proxy="y.com,z.com")
-    loaded = profile.load(path, overrides=overrides, environ={})
+    overrides = loader.Overrides(http_proxy="http://b:2", no_proxy="y.com,z.com")
+    loaded = loader.load(path, overrides=overrides, environ={})
     assert loaded.http_proxy == "http://b:2"
-    assert noproxy.join(item.entry for item in loaded.no_proxy()) == "y.com,z.com"
-    flags_only = profile.load(
-        None, overrides=profile.Overrides(https_proxy="http://c:3"), environ={}
-    )
+    assert syntax.join(item.entry for item in loaded.no_proxy()) == "y.com,z.com"
+    flags_only = loader.load(None, overrides=loader.Overrides(https_proxy="http://c:3"), environ={})
     assert flags_only.http_proxy is None and flags_only.https_proxy == "http://c:3"
 
 
 def test_profile_requires_a_proxy(tmp_path: Path) -> None:
     path = _write(tmp_path, BASE.format(name="a", url="null"))
     with pytest.raises(ProfileError, match=r"httpProxy or spec\.httpsProxy is required"):
-        profile.load(path, environ={})
+        loader.load(path, environ={})
     with pytest.raises(ProfileError, match="no profile"):
-        profile.load(None, environ={})
+        loader.load(None, environ={})
 
 
 def test_profile_rejects_wrong_kind_and_bad_conflict_mode(tmp_path: Path) -> None:
     with pytest.raises(ProfileError, match="no object of kind ProxyProfile"):
-        profile.load(_write(tmp_path, "apiVersion: v1\nkind: ConfigMap\n"), environ={})
+        loader.load(_write(tmp_path, "apiVersion: v1\nkind: ConfigMap\n"), environ={})
     bad = BASE.format(name="a", url="http://a:1") + "  onConflict: replace\n"
     with pytest.raises(ProfileError, match="onConflict"):
-        profile.load(_write(tmp_path, bad), environ={})
+        loader.load(_write(tmp_path, bad), environ={})
 
 
 @given(
@@ -214,7 +214,7 @@ def test_sniff_kind() -> None:
 
 @given(st.text(max_size=40))
 def test_literal_block_scalars_read_back_exactly(value: str) -> None:
-    from proxy_postrender.splice import Style, _block
+    from proxy_postrender.yamltext.splice import Style, _block
 
     value = value.encode("utf-8", "replace").decode("utf-8")
     text = "\n".join(_block({"k": value}, 0, Style())) + "\n"
@@ -238,7 +238,7 @@ def test_block_rendering_keeps_commands_and_paths_plain() -> None:
 def test_profile_rejects_braces_that_cloud_init_would_expand(tmp_path: Path) -> None:
     path = _write(tmp_path, BASE.format(name="a", url="http://u:pa{{ss@proxy:3128"))
     with pytest.raises(ProfileError, match="percent-encode them"):
-        profile.load(path, environ={})
+        loader.load(path, environ={})
 
 
 @pytest.mark.parametrize(
@@ -255,7 +255,7 @@ def test_profile_rejects_braces_that_cloud_init_would_expand(tmp_path: Path) -> 
 def test_profile_rejects_bad_node_settings(tmp_path: Path, nodes: str, message: str) -> None:
     text = BASE.format(name="a", url="http://proxy:3128") + f"  nodes:\n    {nodes}\n"
     with pytest.raises(ProfileError, match=message):
-        profile.load(_write(tmp_path, text), environ={})
+        loader.load(_write(tmp_path, text), environ={})
 
 
 _STREAM_LINES = st.sampled_from(

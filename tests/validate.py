@@ -12,7 +12,8 @@ import subprocess
 import sys
 from typing import Any
 
-from proxy_postrender import targets, yamlio
+from proxy_postrender import targets
+from proxy_postrender.yamltext import libyaml
 
 KUBERNETES_VERSION = "1.32.0"
 
@@ -47,7 +48,7 @@ def main(paths: list[str]) -> int:
         with open(path, encoding="utf-8-sig") as handle:
             docs = [
                 obj
-                for doc in yamlio.load_data(handle.read())
+                for doc in libyaml.load_data(handle.read())
                 for _, obj in targets.walk_objects(doc)
             ]
         for index, doc in enumerate(docs, 1):

@@ -125,7 +125,7 @@ class WorkloadSettings(Struct, frozen=True):
             if (n.isupper() and self.upper_case) or (not n.isupper() and self.lower_case)
         ]
         if self.java:
-            from proxy_postrender.render import java_tool_options
+            from proxy_postrender.nodes.quoting import java_tool_options
 
             options = java_tool_options(dict(env))
             if options:

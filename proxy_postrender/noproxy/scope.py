@@ -19,8 +19,8 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterable, Sequence
 
-from proxy_postrender import noproxy, presets
-from proxy_postrender.noproxy import NoProxyEntry, Sourced
+from proxy_postrender.noproxy import presets, syntax
+from proxy_postrender.noproxy.syntax import NoProxyEntry, Sourced
 from proxy_postrender.structs import Struct, field
 
 STYLES = ("portable", "exact")
@@ -73,7 +73,7 @@ def first_address(cidr: str) -> str | None:
 
 
 def _entries(values: Iterable[str]) -> list[NoProxyEntry]:
-    return [noproxy.parse_entry(value) for value in values]
+    return [syntax.parse_entry(value) for value in values]
 
 
 def _network_groups(net: ClusterNetwork, where: str) -> list[tuple[str, list[NoProxyEntry]]]:
@@ -121,7 +121,7 @@ def build(config: NoProxyConfig, discovered: Sequence[ClusterNetwork] = ()) -> l
         groups += _network_groups(net, net.label)
         if net.domain:
             groups.append((f"{net.label} service domain", _entries([net.domain])))
-    merged = noproxy.merge(groups)
+    merged = syntax.merge(groups)
     return portable(merged) if config.style == "portable" else merged
 
 
@@ -148,7 +148,7 @@ def portable(entries: list[Sourced]) -> list[Sourced]:
                 present.add(bare)
                 result.append(
                     Sourced(
-                        noproxy.parse_entry(bare),
+                        syntax.parse_entry(bare),
                         (f"portable style: the bare domain of {item.entry.text}",),
                     )
                 )

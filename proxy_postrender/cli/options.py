@@ -1,5 +1,5 @@
 """The main command's options, as data: click builds its parser from this table
-(:mod:`proxy_postrender.cli`), and :func:`parse_plain` reads the plain
+(:mod:`proxy_postrender.cli.commands`), and :func:`parse_plain` reads the plain
 invocations a pipeline makes without importing click at all (click alone
 takes longer to import than a whole run on a small chart).
 

@@ -18,11 +18,12 @@ from proxy_postrender import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
-from proxy_postrender import render, targets
+from proxy_postrender import targets
 from proxy_postrender.errors import InputError
-from proxy_postrender.ops import Op, Path, update_list
+from proxy_postrender.nodes import quoting
 from proxy_postrender.record import Record
 from proxy_postrender.structs import Struct, field
+from proxy_postrender.yamltext.ops import Op, Path, update_list
 
 ANNOTATION = "proxy-postrender.io/node-bootstrap"
 CONTAINERD_SOCKET = "/run/containerd/containerd.sock"
@@ -96,10 +97,10 @@ def secret_data(settings: NodeSettings, env: Sequence[tuple[str, str]]) -> dict[
     """The Secret's keys: the env file, and with the drop-ins layout the drop-ins too."""
     data = {}
     if settings.layout == "dropins":
-        data[SECRET_KEYS["containerd"]] = render.dropin(env)
+        data[SECRET_KEYS["containerd"]] = quoting.dropin(env)
         if settings.kubelet_dropin:
-            data[SECRET_KEYS["kubelet"]] = render.dropin(env)
-    data[ENV_KEY] = render.env_file(env)
+            data[SECRET_KEYS["kubelet"]] = quoting.dropin(env)
+    data[ENV_KEY] = quoting.env_file(env)
     return data
 
 
@@ -195,14 +196,14 @@ def desired_files(
     ca = [entry(CA_FILE, settings.ca_bundle, "0644")] if settings.ca_bundle else []
     if settings.layout == "envfile":
         # the drop-ins carry no value: systemd reads the one env file
-        dropins = [entry(p, render.dropin_envfile(settings.env_file), "0640") for _, p in paths]
+        dropins = [entry(p, quoting.dropin_envfile(settings.env_file), "0640") for _, p in paths]
         if secret is not None:
             return [*dropins, from_secret(settings.env_file, ENV_KEY), *ca]
-        return [*dropins, entry(settings.env_file, render.env_file(env), "0600"), *ca]
+        return [*dropins, entry(settings.env_file, quoting.env_file(env), "0600"), *ca]
     if secret is not None:
         files = [from_secret(path, SECRET_KEYS[unit]) for unit, path in paths]
         return [*files, from_secret(settings.env_file, ENV_KEY), *ca]
-    return [*(entry(path, render.dropin(env)) for _, path in paths), *ca]
+    return [*(entry(path, quoting.dropin(env)) for _, path in paths), *ca]
 
 
 def desired_commands(
@@ -215,7 +216,7 @@ def desired_commands(
         head.insert(0, TRUST_CA)
     if secret is not None or settings.layout == "envfile":
         return [*head, f"set -a && . {settings.env_file} && set +a"]
-    return [*head, *(render.shell_export(name, value) for name, value in env)]
+    return [*head, *(quoting.shell_export(name, value) for name, value in env)]
 
 
 def desired_entries(
@@ -379,7 +380,7 @@ def plan(
         elif settings and env and settings.credentials == "secret":
             result.skipped = "Windows node template: secret mode covers Linux nodes only"
         elif settings and env:
-            wanted_commands = [render.powershell_machine_env(env)]
+            wanted_commands = [quoting.powershell_machine_env(env)]
     elif settings and env:
         if settings.credentials == "secret":
             secret = result.secret = secret_ref(obj, settings)

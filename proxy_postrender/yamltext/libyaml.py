@@ -17,9 +17,10 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
-from proxy_postrender import nodes, structs
-from proxy_postrender import ops as ops_mod
-from proxy_postrender.splice import Style
+from proxy_postrender import structs
+from proxy_postrender.yamltext import ops as ops_mod
+from proxy_postrender.yamltext import tree
+from proxy_postrender.yamltext.splice import Style
 
 
 class _Loader(CSafeLoader):
@@ -88,17 +89,17 @@ def _check_expansion(root: Node) -> bool:
     return expanded != unique
 
 
-def shares_nodes(root: nodes.Node) -> bool:
+def shares_nodes(root: tree.Node) -> bool:
     """Whether a list or mapping of the document is reachable twice (through an alias)."""
     seen: set[int] = set()
     stack = [root]
     while stack:
         node = stack.pop()
-        if isinstance(node, nodes.MappingNode | nodes.SequenceNode):
+        if isinstance(node, tree.MappingNode | tree.SequenceNode):
             if id(node) in seen:
                 return True
             seen.add(id(node))
-            if isinstance(node, nodes.MappingNode):
+            if isinstance(node, tree.MappingNode):
                 stack.extend(n for pair in node.value for n in pair)
             else:
                 stack.extend(node.value)
@@ -111,30 +112,30 @@ def scalar_loader() -> Any:
     return _Loader("")
 
 
-def _convert(root: Node) -> nodes.Node:
+def _convert(root: Node) -> tree.Node:
     """libyaml's composed nodes as a :mod:`nodes` tree (shared nodes stay shared)."""
-    memo: dict[int, nodes.Node] = {}
+    memo: dict[int, tree.Node] = {}
 
-    def convert(node: Node) -> nodes.Node:
+    def convert(node: Node) -> tree.Node:
         done = memo.get(id(node))
         if done is not None:
             return done
         start, end = node.start_mark.index, node.end_mark.index
-        out: nodes.Node
+        out: tree.Node
         if isinstance(node, MappingNode):
-            mapping = nodes.MappingNode(start, end, [], not node.flow_style)
+            mapping = tree.MappingNode(start, end, [], not node.flow_style)
             memo[id(node)] = mapping
             mapping.value.extend((convert(k), convert(v)) for k, v in node.value)
             out = mapping
         elif isinstance(node, SequenceNode):
-            sequence = nodes.SequenceNode(start, end, [], not node.flow_style)
+            sequence = tree.SequenceNode(start, end, [], not node.flow_style)
             memo[id(node)] = sequence
             sequence.value.extend(convert(v) for v in node.value)
             out = sequence
         else:
             assert isinstance(node, ScalarNode)
             null = str(node.tag).endswith(":null")
-            out = nodes.ScalarNode(start, end, node.value, node.style or "", null)
+            out = tree.ScalarNode(start, end, node.value, node.style or "", null)
             memo[id(node)] = out
         return out
 
@@ -144,7 +145,7 @@ def _convert(root: Node) -> nodes.Node:
 _SURROGATE_RE = re.compile("[\udc80-\udcff]")
 
 
-def compose(text: str) -> list[tuple[nodes.Node, Any]]:
+def compose(text: str) -> list[tuple[tree.Node, Any]]:
     """Every document of ``text`` as (node with marks, constructed data).
 
     The data never shares a list or mapping between two places, so that a
@@ -154,7 +155,7 @@ def compose(text: str) -> list[tuple[nodes.Node, Any]]:
     if bad:
         raise ParseError("not valid UTF-8", bad.start())
     loader = _Loader(text)
-    docs: list[tuple[nodes.Node, Any]] = []
+    docs: list[tuple[tree.Node, Any]] = []
     node: Node | None = None
     may_alias = "*" in text  # without an alias indicator no node can be shared
     try:

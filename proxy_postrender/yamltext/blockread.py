@@ -29,7 +29,7 @@ from proxy_postrender import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
-from proxy_postrender.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from proxy_postrender.yamltext.tree import MappingNode, Node, ScalarNode, SequenceNode
 
 
 class Declined(Exception):
@@ -138,9 +138,9 @@ class _Resolver:
         from ruamel.yaml.nodes import ScalarNode as RuamelScalar
 
         if self._loader is None:
-            from proxy_postrender import yamlio
+            from proxy_postrender.yamltext import libyaml
 
-            self._loader = yamlio.scalar_loader()
+            self._loader = libyaml.scalar_loader()
         loader = self._loader
         tag = loader.resolve(RuamelScalar, value, (True, False))
         name = str(tag)

@@ -8,9 +8,9 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Mapping, Sequence
 
-from proxy_postrender import noproxy
-from proxy_postrender.noproxy import Sourced
-from proxy_postrender.scope import ClusterNetwork, NoProxyConfig
+from proxy_postrender.noproxy import syntax
+from proxy_postrender.noproxy.scope import ClusterNetwork, NoProxyConfig
+from proxy_postrender.noproxy.syntax import Sourced
 
 USER_SOURCES = ("spec.noProxy", "spec.cluster apiserver address")
 
@@ -104,8 +104,8 @@ def for_kept_values(container: str, values: Mapping[str, str]) -> list[str]:
             if not part or " " in part or "\t" in part:
                 continue
             try:
-                noproxy.parse_entry(part)
-            except noproxy.NoProxyEntryError as exc:
+                syntax.parse_entry(part)
+            except syntax.NoProxyEntryError as exc:
                 warnings.append(f"{container}: {var}: {exc}")
     upper, lower = values.get("NO_PROXY"), values.get("no_proxy")
     if upper is not None and lower is not None and upper != lower:

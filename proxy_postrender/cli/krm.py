@@ -22,10 +22,11 @@ from proxy_postrender import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
-from proxy_postrender import engine, stream
+from proxy_postrender import engine
 from proxy_postrender.errors import InputError, ProfileError, ProxyPostrenderError
 from proxy_postrender.request import Request
 from proxy_postrender.structs import Struct, field
+from proxy_postrender.yamltext import stream
 
 API_VERSION = "config.kubernetes.io/v1"
 KIND = "ResourceList"

@@ -1,7 +1,7 @@
 """The filter itself, without the command-line parser: read stdin, run the engine,
 write stdout, report. The console script parses plain invocations itself
-(:mod:`proxy_postrender.options`) and gives everything else to click
-(:mod:`proxy_postrender.cli`); both end in :func:`execute`."""
+(:mod:`proxy_postrender.cli.options`) and gives everything else to click
+(:mod:`proxy_postrender.cli.commands`); both end in :func:`execute`."""
 
 from __future__ import annotations
 
@@ -16,16 +16,16 @@ from proxy_postrender import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
+from proxy_postrender.cli.options import LOG_ENV, PROFILE_ENV, Params
 from proxy_postrender.errors import EXIT_INPUT, ProxyPostrenderError, UsageError
-from proxy_postrender.options import LOG_ENV, PROFILE_ENV, Params
 from proxy_postrender.redact import Redactor
 
 if TYPE_CHECKING:
-    from proxy_postrender import stream
     from proxy_postrender.credentials import CredentialSecret
-    from proxy_postrender.profile import Profile
+    from proxy_postrender.profile.loader import Profile
     from proxy_postrender.request import Request
-    from proxy_postrender.spool import Output
+    from proxy_postrender.yamltext import stream
+    from proxy_postrender.yamltext.spool import Output
 
 PROG = "proxy-postrender"
 EXIT_INTERRUPTED = 130  # as a shell reports SIGINT
@@ -134,13 +134,16 @@ def execute(params: Params) -> None:
 
 def run(params: Params, reporter: Reporter) -> None:
     """The filter: stdin to stdout (raises ProxyPostrenderError on bad input)."""
-    from proxy_postrender import engine, krm, profile, spool, stream
-    from proxy_postrender import report as report_mod
+    from proxy_postrender import engine
+    from proxy_postrender.cli import krm
+    from proxy_postrender.cli import report as report_mod
+    from proxy_postrender.profile import loader
     from proxy_postrender.request import Request
+    from proxy_postrender.yamltext import spool, stream
 
     path = profile_path(params.profile_arg, params.profile_opt)
     namespace = params.namespace or os.environ.get("ARGOCD_APP_NAMESPACE") or None
-    overrides = profile.Overrides(
+    overrides = loader.Overrides(
         params.http_proxy, params.https_proxy, params.no_proxy, params.on_conflict, namespace
     )
     remove, report = params.remove, params.report
@@ -149,13 +152,13 @@ def run(params: Params, reporter: Reporter) -> None:
 
     def request_for(function_config: Mapping[str, Any] | None) -> Request:
         if function_config is not None:
-            loaded = profile.from_object(
+            loaded = loader.from_object(
                 function_config, "functionConfig", os.environ, overrides, reporter.redactor
             )
         elif remove and path is None and not overrides.any_proxy():
             return Request(env=())
         else:
-            loaded = profile.load(
+            loaded = loader.load(
                 path,
                 profile_name=params.profile_name,
                 overrides=overrides,
@@ -206,7 +209,7 @@ def run(params: Params, reporter: Reporter) -> None:
 def _stdin_segments() -> tuple[bool, list[stream.Segment], Iterator[stream.Segment]]:
     """The stream on stdin: whether it starts with a byte-order mark, its segments up to
     the first with content, and the rest (read from stdin as they are consumed)."""
-    from proxy_postrender import spool, stream
+    from proxy_postrender.yamltext import spool, stream
 
     chunks = spool.read_text(sys.stdin.buffer)
     first = next(chunks, "")

@@ -15,12 +15,14 @@ from proxy_postrender import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any, TypeAlias
 
-from proxy_postrender import advice, selection, targets
+from proxy_postrender import targets
 from proxy_postrender.errors import InputError
-from proxy_postrender.ops import Op, Path, SetValue, update_list
+from proxy_postrender.noproxy import advice
+from proxy_postrender.pods import selection
 from proxy_postrender.record import Record
 from proxy_postrender.request import Request
 from proxy_postrender.structs import Struct, field
+from proxy_postrender.yamltext.ops import Op, Path, SetValue, update_list
 
 ANNOTATION = "proxy-postrender.io/injected"
 

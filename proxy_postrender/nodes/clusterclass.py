@@ -17,11 +17,12 @@ from proxy_postrender import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
-from proxy_postrender import kubeadm, targets
+from proxy_postrender import targets
 from proxy_postrender.errors import InputError
-from proxy_postrender.kubeadm import NodePlan, NodeSettings
-from proxy_postrender.ops import Path
+from proxy_postrender.nodes import kubeadm
+from proxy_postrender.nodes.kubeadm import NodePlan, NodeSettings
 from proxy_postrender.record import Record
+from proxy_postrender.yamltext.ops import Path
 
 # In the template objects a patch selects: the JSON pointer of each list.
 LIST_POINTERS: Mapping[str, Mapping[str, str]] = {

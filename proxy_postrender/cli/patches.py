@@ -17,9 +17,11 @@ from proxy_postrender import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
-from proxy_postrender import targets, workloads, yamlio
+from proxy_postrender import targets
+from proxy_postrender.pods import workloads
+from proxy_postrender.pods.selection import CA_VOLUME
 from proxy_postrender.record import Record
-from proxy_postrender.selection import CA_VOLUME
+from proxy_postrender.yamltext import libyaml
 
 
 def _nest(path: tuple[str | int, ...], leaf: dict[str, Any]) -> dict[str, Any]:
@@ -95,7 +97,7 @@ def _patch(obj: Mapping[str, Any]) -> dict[str, Any] | None:
 def flux_patches(stream_text: str) -> list[dict[str, Any]]:
     """The ``patches`` list of a HelmRelease's kustomize post-renderer."""
     result = []
-    for doc in yamlio.load_data(stream_text):
+    for doc in libyaml.load_data(stream_text):
         for _, obj in targets.walk_objects(doc):
             if not targets.pod_spec_paths(obj):
                 continue

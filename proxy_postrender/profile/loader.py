@@ -27,15 +27,15 @@ if TYPE_CHECKING:
     from typing import Any
 from urllib.parse import quote, urlsplit
 
-from proxy_postrender import custom as custom_mod
-from proxy_postrender import noproxy, presets, scope, structs, targets
-from proxy_postrender.custom import PRESETS as CUSTOM_PRESETS
-from proxy_postrender.custom import CustomTargets
+from proxy_postrender import structs, targets
 from proxy_postrender.errors import ProfileError
-from proxy_postrender.kubeadm import DEFAULT_ENV_FILE, NodeSettings
-from proxy_postrender.redact import Redactor, redact_url, userinfo
-from proxy_postrender.scope import ClusterNetwork, NoProxyConfig
-from proxy_postrender.selection import (
+from proxy_postrender.fields import setters as custom_mod
+from proxy_postrender.fields.setters import PRESETS as CUSTOM_PRESETS
+from proxy_postrender.fields.setters import CustomTargets
+from proxy_postrender.nodes.kubeadm import DEFAULT_ENV_FILE, NodeSettings
+from proxy_postrender.noproxy import presets, scope, syntax
+from proxy_postrender.noproxy.scope import ClusterNetwork, NoProxyConfig
+from proxy_postrender.pods.selection import (
     OPERATORS,
     CaMount,
     Criteria,
@@ -43,6 +43,7 @@ from proxy_postrender.selection import (
     Requirement,
     WorkloadSettings,
 )
+from proxy_postrender.redact import Redactor, redact_url, userinfo
 from proxy_postrender.structs import Struct, field
 
 API_VERSION = "proxy-postrender.io/v1alpha1"
@@ -130,7 +131,7 @@ class Profile(Struct, frozen=True):
             "@" in urlsplit(url).netloc for url in (self.http_proxy, self.https_proxy) if url
         )
 
-    def no_proxy(self) -> list[noproxy.Sourced]:
+    def no_proxy(self) -> list[syntax.Sourced]:
         """The NO_PROXY entries of the workloads, with their sources."""
         return scope.build(self.no_proxy_config)
 
@@ -140,7 +141,7 @@ class Profile(Struct, frozen=True):
 
 
 def env_with(
-    http_proxy: str | None, https_proxy: str | None, entries: list[noproxy.Sourced]
+    http_proxy: str | None, https_proxy: str | None, entries: list[syntax.Sourced]
 ) -> list[tuple[str, str]]:
     upper: list[tuple[str, str]] = []
     if http_proxy:
@@ -148,7 +149,7 @@ def env_with(
     if https_proxy:
         upper.append(("HTTPS_PROXY", https_proxy))
     if entries:
-        upper.append(("NO_PROXY", noproxy.join(item.entry for item in entries)))
+        upper.append(("NO_PROXY", syntax.join(item.entry for item in entries)))
     return upper + [(name.lower(), value) for name, value in upper]
 
 
@@ -249,7 +250,7 @@ def _check_keys(obj: Mapping[str, Any], allowed: set[str], where: str) -> None:
         )
 
 
-def _no_proxy_entries(value: Any, where: str) -> tuple[noproxy.NoProxyEntry, ...]:
+def _no_proxy_entries(value: Any, where: str) -> tuple[syntax.NoProxyEntry, ...]:
     if value is None:
         return ()
     if not isinstance(value, str | list):
@@ -257,8 +258,8 @@ def _no_proxy_entries(value: Any, where: str) -> tuple[noproxy.NoProxyEntry, ...
     if isinstance(value, list) and not all(isinstance(v, str) for v in value):
         raise ProfileError(f"{where}: every entry must be a string")
     try:
-        return tuple(noproxy.normalise(noproxy.split_value(value)))
-    except noproxy.NoProxyEntryError as exc:
+        return tuple(syntax.normalise(syntax.split_value(value)))
+    except syntax.NoProxyEntryError as exc:
         raise ProfileError(f"{where}: {exc}") from None
 
 
@@ -335,7 +336,7 @@ def _string_list(value: Any, where: str) -> tuple[str, ...]:
     if value is None:
         return ()
     if isinstance(value, str):
-        value = noproxy.split_value(value)
+        value = syntax.split_value(value)
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ProfileError(f"{where}: must be a list of strings or a comma-separated string")
     return tuple(v.strip() for v in value if v.strip())
@@ -344,8 +345,8 @@ def _string_list(value: Any, where: str) -> tuple[str, ...]:
 def _check_entries(values: tuple[str, ...], where: str, kinds: tuple[str, ...]) -> None:
     for value in values:
         try:
-            entry = noproxy.parse_entry(value)
-        except noproxy.NoProxyEntryError as exc:
+            entry = syntax.parse_entry(value)
+        except syntax.NoProxyEntryError as exc:
             raise ProfileError(f"{where}: {exc}") from None
         if entry.kind not in kinds or entry.port is not None:
             wanted = " or ".join(
@@ -361,8 +362,8 @@ def _endpoint_host(value: Any, where: str) -> str | None:
     if not isinstance(value, str) or not value.strip():
         raise ProfileError(f"{where}: must be a host name or address, optionally with a port")
     try:
-        entry = noproxy.parse_entry(value)
-    except noproxy.NoProxyEntryError as exc:
+        entry = syntax.parse_entry(value)
+    except syntax.NoProxyEntryError as exc:
         raise ProfileError(f"{where}: {exc}") from None
     if entry.kind not in ("domain", "ip"):
         raise ProfileError(f"{where}: {value!r} is not a host name or address")
@@ -431,7 +432,7 @@ def _noproxy_config(fields: Mapping[str, Any], origin: str) -> NoProxyConfig:
     )
     try:
         scope.build(config)
-    except noproxy.NoProxyEntryError as exc:  # a preset made invalid by the cluster domain
+    except syntax.NoProxyEntryError as exc:  # a preset made invalid by the cluster domain
         raise ProfileError(f"{origin}: {exc}") from None
     return config
 
@@ -870,7 +871,7 @@ def _parse_profile_file(path: str) -> list[Any]:
         raise ProfileError(f"cannot read profile {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise ProfileError(f"profile {path} is not valid UTF-8") from None
-    from proxy_postrender import blockread, stream
+    from proxy_postrender.yamltext import blockread, stream
 
     try:  # the common layout, without loading ruamel.yaml (start-up time)
         return [blockread.read(s.text)[1] for s in stream.split(text) if s.has_content()]

@@ -16,9 +16,10 @@ from proxy_postrender import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
-from proxy_postrender import scalars, structs
-from proxy_postrender.nodes import MappingNode, Node, ScalarNode, SequenceNode
-from proxy_postrender.ops import (
+from proxy_postrender import structs
+from proxy_postrender.structs import Struct
+from proxy_postrender.yamltext import scalars
+from proxy_postrender.yamltext.ops import (
     AddKey,
     AppendItems,
     DeleteItem,
@@ -28,7 +29,7 @@ from proxy_postrender.ops import (
     Path,
     SetValue,
 )
-from proxy_postrender.structs import Struct
+from proxy_postrender.yamltext.tree import MappingNode, Node, ScalarNode, SequenceNode
 
 
 class Unsupported(Exception):

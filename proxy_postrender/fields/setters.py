@@ -19,9 +19,9 @@ if TYPE_CHECKING:
 
 from proxy_postrender import targets
 from proxy_postrender.errors import InputError
-from proxy_postrender.ops import AddKey, DeleteKey, Op, Path, SetValue
 from proxy_postrender.record import Record
 from proxy_postrender.structs import Struct, field
+from proxy_postrender.yamltext.ops import AddKey, DeleteKey, Op, Path, SetValue
 
 ANNOTATION = "proxy-postrender.io/fields"
 VALUES = ("httpProxy", "httpsProxy", "noProxy", "caBundle", "caBundleBase64")

@@ -7,15 +7,15 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> None:
-    from proxy_postrender import options
+    from proxy_postrender.cli import options
 
     args = list(sys.argv[1:] if argv is None else argv)
     params = options.parse_plain(args)
     if params is None:
-        from proxy_postrender import cli
+        from proxy_postrender.cli import commands
 
-        cli.main(args)
+        commands.main(args)
         return
-    from proxy_postrender import runner
+    from proxy_postrender.cli import runner
 
     runner.execute(params)

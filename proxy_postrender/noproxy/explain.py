@@ -6,10 +6,10 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Sequence
 
-from proxy_postrender import advice, clients, noproxy, presets, scope
-from proxy_postrender.clients import Destination
-from proxy_postrender.noproxy import Sourced
-from proxy_postrender.scope import ClusterNetwork, NoProxyConfig
+from proxy_postrender.noproxy import advice, clients, presets, scope, syntax
+from proxy_postrender.noproxy.clients import Destination
+from proxy_postrender.noproxy.scope import ClusterNetwork, NoProxyConfig
+from proxy_postrender.noproxy.syntax import Sourced
 from proxy_postrender.structs import Struct
 
 
@@ -21,7 +21,7 @@ class Scope(Struct, frozen=True):
 
     @property
     def value(self) -> str:
-        return noproxy.join(item.entry for item in self.entries)
+        return syntax.join(item.entry for item in self.entries)
 
 
 def scopes(config: NoProxyConfig, clusters: Sequence[ClusterNetwork]) -> list[Scope]:
@@ -58,7 +58,7 @@ _KIND_NOTES = {
 }
 
 
-def note(entry: noproxy.NoProxyEntry) -> str:
+def note(entry: syntax.NoProxyEntry) -> str:
     if entry.port is not None:
         return _KIND_NOTES["port"]
     if entry.kind == "cidr":

@@ -2,7 +2,7 @@
 
 Workloads run in the cluster the stream is applied to and get the profile's
 NO_PROXY. Cluster API kubeadm objects configure the nodes of the clusters
-they serve (see :mod:`proxy_postrender.discovery`), so their NO_PROXY also
+they serve (see :mod:`proxy_postrender.noproxy.discovery`), so their NO_PROXY also
 holds what those clusters' Cluster objects say.
 """
 
@@ -15,10 +15,10 @@ from proxy_postrender import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
-from proxy_postrender import advice, noproxy, scope
-from proxy_postrender.discovery import ClusterIndex
+from proxy_postrender.noproxy import advice, scope, syntax
+from proxy_postrender.noproxy.discovery import ClusterIndex
+from proxy_postrender.noproxy.scope import ClusterNetwork
 from proxy_postrender.request import Request
-from proxy_postrender.scope import ClusterNetwork
 from proxy_postrender.structs import Struct
 
 Env = tuple[tuple[str, str], ...]
@@ -69,4 +69,4 @@ class Environments:
         if networks:
             label = "nodes of " + ", ".join(net.label for net in networks)
             self.warnings[label] = advice.for_list(entries, config, networks)
-        return noproxy.join(item.entry for item in entries)
+        return syntax.join(item.entry for item in entries)

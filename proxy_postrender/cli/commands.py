@@ -10,16 +10,17 @@ from pathlib import Path
 
 import click
 
-from proxy_postrender import TYPE_CHECKING, __version__, options, structs
+from proxy_postrender import TYPE_CHECKING, __version__, structs
+from proxy_postrender.cli import options
+from proxy_postrender.cli.options import LOG_ENV
+from proxy_postrender.cli.runner import PROG, Reporter, execute, profile_path, request_from
 from proxy_postrender.errors import EXIT_INPUT, EXIT_USAGE, ProxyPostrenderError, UsageError
-from proxy_postrender.options import LOG_ENV
 from proxy_postrender.redact import Redactor
-from proxy_postrender.runner import PROG, Reporter, execute, profile_path, request_from
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from proxy_postrender.scope import ClusterNetwork, NoProxyConfig
+    from proxy_postrender.noproxy.scope import ClusterNetwork, NoProxyConfig
 
 
 _CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -70,20 +71,21 @@ def command(**params: Any) -> None:
 def _no_proxy_config(
     path: str | None, profile_name: str | None, no_proxy: str | None, redactor: Redactor
 ) -> NoProxyConfig:
-    from proxy_postrender import profile
+    from proxy_postrender.profile import loader
 
     if path is None:
         if profile_name is not None:
             raise UsageError("--profile-name needs a profile file")
-        return profile.no_proxy_from_flags(no_proxy)
-    overrides = profile.Overrides(no_proxy=no_proxy)
-    loaded = profile.load(path, profile_name=profile_name, overrides=overrides, redactor=redactor)
+        return loader.no_proxy_from_flags(no_proxy)
+    overrides = loader.Overrides(no_proxy=no_proxy)
+    loaded = loader.load(path, profile_name=profile_name, overrides=overrides, redactor=redactor)
     return loaded.no_proxy_config
 
 
 def _clusters(config: NoProxyConfig, source: str | None) -> list[ClusterNetwork]:
     """The networks of the Clusters in the stream (``source``: a file, ``-`` or None)."""
-    from proxy_postrender import engine, stream
+    from proxy_postrender import engine
+    from proxy_postrender.yamltext import stream
 
     if source is None or not config.discover:
         return []
@@ -148,7 +150,7 @@ def noproxy_command(
     stream_source: str | None,
 ) -> None:
     """Print the NO_PROXY the profile gives the workloads and each Cluster of the stream."""
-    from proxy_postrender import explain as explain_mod
+    from proxy_postrender.noproxy import explain as explain_mod
 
     def run_it(redactor: Redactor) -> int:
         config = _no_proxy_config(
@@ -200,8 +202,8 @@ def check_command(
     compared: str | None,
 ) -> None:
     """Say, per destination, whether Go, curl, Python and wget go direct or via the proxy."""
-    from proxy_postrender import clients
-    from proxy_postrender import explain as explain_mod
+    from proxy_postrender.noproxy import clients
+    from proxy_postrender.noproxy import explain as explain_mod
 
     def run_it(redactor: Redactor) -> int:
         config = _no_proxy_config(profile_path(None, profile_opt), profile_name, no_proxy, redactor)
@@ -291,12 +293,14 @@ def patches_command(
 ) -> None:
     """Print, for a rendered chart on stdin, the kustomize patches that make the same change
     (a Flux HelmRelease's spec.postRenderers[].kustomize.patches)."""
-    from proxy_postrender import engine, profile, stream, targets, yamlio
-    from proxy_postrender import patches as patches_mod
+    from proxy_postrender import engine, targets
+    from proxy_postrender.cli import patches as patches_mod
+    from proxy_postrender.profile import loader
+    from proxy_postrender.yamltext import libyaml, stream
 
     def run_it(redactor: Redactor) -> int:
-        overrides = profile.Overrides(http_proxy, https_proxy, no_proxy, on_conflict)
-        loaded = profile.load(
+        overrides = loader.Overrides(http_proxy, https_proxy, no_proxy, on_conflict)
+        loaded = loader.load(
             profile_path(profile_arg, profile_opt),
             profile_name=profile_name,
             overrides=overrides,
@@ -309,7 +313,7 @@ def patches_command(
         sys.stdout.write(patches_mod.render(patches_mod.flux_patches(result.text)))
         skipped = [
             obj
-            for doc in yamlio.load_data(text)
+            for doc in libyaml.load_data(text)
             for _, obj in targets.walk_objects(doc)
             if targets.kubeadm_spec_path(obj) or targets.is_clusterclass(obj)
         ]
@@ -318,7 +322,7 @@ def patches_command(
                 f"{PROG}: warning: {len(skipped)} Cluster API kubeadm objects are not expressed "
                 "as patches; render them in CI instead (docs/flux.md)\n"
             )
-        made = [d for d in yamlio.load_data(result.text) if engine.generated_by(d)]
+        made = [d for d in libyaml.load_data(result.text) if engine.generated_by(d)]
         if made:
             sys.stderr.write(
                 f"{PROG}: warning: the {len(made)} Secrets/ConfigMaps the profile makes are no "

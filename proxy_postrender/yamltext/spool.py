@@ -17,7 +17,7 @@ from proxy_postrender import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import BinaryIO
 
-from proxy_postrender import stream
+from proxy_postrender.yamltext import stream
 
 CHUNK = 1 << 20
 

@@ -25,8 +25,9 @@ from proxy_postrender import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
-from proxy_postrender import noproxy, presets, targets
-from proxy_postrender.scope import ClusterNetwork
+from proxy_postrender import targets
+from proxy_postrender.noproxy import presets, syntax
+from proxy_postrender.noproxy.scope import ClusterNetwork
 from proxy_postrender.structs import Struct, field
 
 CAPI_GROUP = "cluster.x-k8s.io"
@@ -88,8 +89,8 @@ def _valid(values: Iterable[str], kinds: tuple[str, ...]) -> tuple[str, ...]:
     kept = []
     for value in values:
         try:
-            entry = noproxy.parse_entry(value)
-        except noproxy.NoProxyEntryError:
+            entry = syntax.parse_entry(value)
+        except syntax.NoProxyEntryError:
             continue
         if entry.kind in kinds and entry.port is None:
             kept.append(value)
