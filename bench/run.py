@@ -85,7 +85,7 @@ FLOOR_LIBYAML = (
 )
 FLOOR_READER = (
     "import sys\n"
-    "from proxy_postrender import blockread, stream\n"
+    "from proxy_postrender.yamltext import blockread, stream\n"
     "segments = [s for s in stream.split(sys.stdin.read()) if s.has_content()]\n"
     "print(sum(1 for s in segments if blockread.read(s.text)), 'documents')\n"
 )

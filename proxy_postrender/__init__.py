@@ -1,4 +1,25 @@
-"""proxy-postrender: inject HTTP(S) proxy settings into rendered Kubernetes manifests."""
+"""proxy-postrender: inject HTTP(S) proxy settings into rendered Kubernetes manifests.
+
+The package in layers, lowest first. A module imports from the layers below
+its own, and within its layer only from its own subpackage: never upward,
+never sideways between concerns (tests/test_layout.py checks it, and that the
+imports have no circle). docs/how-it-works.md draws the data flow.
+
+1. structs — record classes without the start-up cost of dataclasses
+2. errors, redact, objects — exit codes, secret masking, objects as plain data
+3. yamltext/ — the stream as text: split, read with positions, splice, spool
+4. noproxy/ — NO_PROXY: entries, presets, scopes, clusters, clients, advice
+4. targets, record, plans — the target table, ownership annotations, the plan base
+5. pods/ — env vars for workloads: planning and selection
+5. nodes/ — Cluster API node bootstrap: kubeadm specs, ClusterClass patches, quoting
+5. fields/ — fields of other kinds set from profile values
+6. request, result — what a run asks, and what it found
+7. planners, generated, verify — the planner table, the objects a run emits, output checks
+8. engine — one run over a stream
+9. profile/ — the ProxyProfile: option tables, validation, loading, the request it makes
+10. cli/ — the console script, subcommands, KRM, Helm and kustomize entry points
+11. __main__ — ``python -m proxy_postrender``
+"""
 
 __version__ = "0.1.0"
 

@@ -1,90 +1,38 @@
-"""The one engine behind every entry point: ``process(text, request)``.
+"""The one engine behind every entry point: ``run(segments, request, out)``.
 
 Each document is passed through as raw text unless it holds a target. Target
-documents are parsed with positions, planned (pure data), and changed by
-splicing text; the result is re-parsed and compared with the expected data,
-and only when the splice is refused or does not match does the round-trip
-fallback run (and is checked the same way).
+documents are read with positions (:mod:`proxy_postrender.yamltext.read`),
+planned by the planner the target table names (:mod:`proxy_postrender.planners`),
+and changed by splicing text; the result is verified
+(:func:`proxy_postrender.verify.equivalent`), and only when the splice is
+refused or does not verify does the round-trip fallback run (and is verified
+the same way). At the end of the stream come the objects the run generates
+(:mod:`proxy_postrender.generated`) and the output gates.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from functools import partial
 
-from proxy_postrender import TYPE_CHECKING
+from proxy_postrender import TYPE_CHECKING, generated, planners, verify
+from proxy_postrender.errors import DocumentContext, InputError
+from proxy_postrender.noproxy.discovery import discover_stream
+from proxy_postrender.noproxy.environments import Environments
+from proxy_postrender.objects import annotations_of, walk_objects
+from proxy_postrender.request import Request
+from proxy_postrender.result import ObjectReport, Outcome, Result
+from proxy_postrender.targets import CUSTOM_PLANNERS
+from proxy_postrender.yamltext import ops, splice, spool, stream
+from proxy_postrender.yamltext.errors import ParseError
+from proxy_postrender.yamltext.read import MAX_PARSED_BYTES, load_documents, nodes_and_data
+from proxy_postrender.yamltext.tree import Node
 
 if TYPE_CHECKING:
     from typing import Any
 
-from proxy_postrender import credentials, targets
-from proxy_postrender.errors import DocumentContext, InputError
-from proxy_postrender.fields import setters
-from proxy_postrender.nodes import clusterclass, kubeadm
-from proxy_postrender.noproxy import discovery
-from proxy_postrender.noproxy.environments import Environments
-from proxy_postrender.pods import workloads
-from proxy_postrender.request import Request
-from proxy_postrender.structs import Struct, field
-from proxy_postrender.yamltext import blockread, ops, splice, spool, stream
-from proxy_postrender.yamltext.ops import Op, Path
-from proxy_postrender.yamltext.tree import Node
+    from proxy_postrender.yamltext.ops import Op
 
 HELM4_FILENAME = "postrenderer.helm.sh/postrender-filename"
-
-
-class ObjectReport(Struct):
-    context: DocumentContext
-    plan: workloads.ObjectPlan | kubeadm.NodePlan | setters.FieldPlan
-    method: str  # "unchanged" | "splice" | "roundtrip"
-
-
-class Outcome(Struct):
-    """What processing one segment gave: its new text and the objects it held."""
-
-    text: str
-    reports: list[ObjectReport] = field(default_factory=list)
-    passed_through: int = 0  # 1: it was parsed and held no target
-
-
-def _touches_namespace(report: ObjectReport) -> bool:
-    """Whether the report is of a workload changed in its namespace (one that needs the
-    credential Secret and CA ConfigMap there)."""
-    plan = report.plan
-    return isinstance(plan, workloads.ObjectPlan) and plan.skipped is None and bool(plan.containers)
-
-
-class Result(Struct):
-    text: str = ""  # process() only; run() writes to its Output
-    documents: int = 0
-    passed_through: int = 0
-    objects: list[ObjectReport] = field(default_factory=list)  # if keep_objects
-    # warnings about the NO_PROXY values written, per scope
-    no_proxy_warnings: dict[str, list[str]] = field(default_factory=dict)
-    # False: only what the end of the stream needs is kept (bounded memory)
-    keep_objects: bool = True
-    # the namespaces of the workloads changed, in order (None: the default namespace)
-    workload_namespaces: dict[str | None, None] = field(default_factory=dict)
-    node_secrets: list[ObjectReport] = field(default_factory=list)  # plans with a Secret
-
-    @property
-    def changed(self) -> list[ObjectReport]:
-        return [o for o in self.objects if o.method != "unchanged"]
-
-    def merge(self, outcome: Outcome) -> None:
-        """Count a processed document (in stream order)."""
-        self.passed_through += outcome.passed_through
-        for report in outcome.reports:
-            self.add(report)
-
-    def add(self, report: ObjectReport) -> None:
-        if self.keep_objects:
-            self.objects.append(report)
-        plan = report.plan
-        if _touches_namespace(report):
-            self.workload_namespaces[report.context.namespace] = None
-        elif isinstance(plan, kubeadm.NodePlan) and plan.secret is not None:
-            self.node_secrets.append(report)
 
 
 def _context(segment: stream.Segment, index: int, obj: Any) -> DocumentContext:
@@ -103,81 +51,6 @@ def _context(segment: stream.Segment, index: int, obj: Any) -> DocumentContext:
     return DocumentContext(index, segment.line, kind, name, namespace, source)
 
 
-def _plan(
-    obj: Mapping[str, Any], base: Path, request: Request, envs: Environments
-) -> workloads.ObjectPlan | kubeadm.NodePlan | setters.FieldPlan | None:
-    """The plan of whichever planner owns the object's kind (None: not a target)."""
-    plan = workloads.plan(obj, base, request)
-    if plan is not None:
-        return plan
-    fields_to_set = request.custom.setter_paths(obj)
-    if fields_to_set:
-        available = setters.values(request.env, request.setter_ca)
-        return setters.plan_fields(obj, base, fields_to_set, available, request.on_conflict)
-    if request.nodes is None and request.env:
-        return None  # node bootstrap is off; removal (no env) still strips earlier injections
-    if targets.kubeadm_spec_path(obj) is None and not targets.is_clusterclass(obj):
-        return None
-    node = envs.for_node(obj)
-    for planner in (kubeadm.plan, clusterclass.plan):
-        node_plan = planner(
-            obj, base, node.env, request.nodes, request.on_conflict, request.credentials
-        )
-        if node_plan is not None:
-            if request.env:
-                node_plan.no_proxy_from = node.clusters
-                node_plan.matched = node.how
-            if node_plan.secret is not None:
-                node_plan.secret_env = node.env
-            return node_plan
-    return None
-
-
-def load_documents(text: str, *, spliced: bool = False) -> list[Any] | None:
-    """The data of every document of a segment (None: it does not parse): the fast
-    block reader, else libyaml. ``spliced``: the text is this run's output, which
-    repeats blocks of earlier documents (see :func:`blockread.read_data`)."""
-    try:
-        return [blockread.read_data(text) if spliced else blockread.read(text)[1]]
-    except blockread.Declined:
-        pass
-    from proxy_postrender.yamltext import libyaml
-
-    try:
-        return libyaml.load_data(text)
-    except libyaml.ParseError:
-        return None
-
-
-def discover_clusters(segments: Iterable[stream.Segment]) -> discovery.ClusterIndex:
-    """Index the Cluster API objects of a stream; unparsable documents are left out."""
-    objects: list[Mapping[str, Any]] = []
-    for segment in segments:
-        if discovery.CAPI_GROUP not in segment.text or not segment.has_content():
-            continue
-        if len(segment.text) > MAX_PARSED_BYTES:
-            continue  # no Cluster is that large; a target of that size is refused later
-        kind = segment.sniff_kind()
-        if (
-            kind is not None
-            and kind not in targets.LIST_KINDS
-            and kind not in discovery.DISCOVERY_KINDS
-            and not kind.endswith("Cluster")
-        ):
-            continue
-        docs = load_documents(segment.text)
-        if docs is None:
-            continue  # reported by the main pass when it is a target
-        for doc in docs:
-            objects += [obj for _, obj in targets.walk_objects(doc)]
-    return discovery.discover(objects)
-
-
-def _needs_parse(segment: stream.Segment, request: Request) -> bool:
-    kind = segment.sniff_kind()
-    return kind is None or kind in targets.CANDIDATE_KINDS or kind in request.custom.kinds
-
-
 def process(text: str, request: Request) -> Result:
     """Transform a whole stream (without BOM); raise InputError on any problem."""
     segments = stream.split(text)
@@ -191,7 +64,10 @@ def needs_two_passes(request: Request) -> bool:
     """Whether :func:`run` reads the stream twice (the clusters first)."""
     config = request.no_proxy
     return (
-        config is not None and config.discover and request.nodes is not None and bool(request.env)
+        config is not None
+        and config.discover
+        and request.nodes is not None
+        and not request.removing
     )
 
 
@@ -205,8 +81,9 @@ def run(
     """Transform the stream that ``segments()`` gives (twice when
     :func:`needs_two_passes`) into ``out``; raise InputError on any problem."""
     result = Result(keep_objects=keep_objects)
-    clusters = discover_clusters(segments()) if needs_two_passes(request) else None
-    envs = Environments(request, clusters)
+    clusters = discover_stream(segments()) if needs_two_passes(request) else None
+    envs = Environments(request.env, request.no_proxy, clusters)
+    kinds = request.targets.kinds
 
     def consume(outcome: Outcome) -> None:
         out.write(outcome.text)
@@ -217,147 +94,41 @@ def run(
         # documents as a reader counts them: every "---", and content before the first
         counted = int(content or segment.text.startswith("---"))
         result.documents += counted
-        if content and _made_anew(segment, request):
+        if content and generated.made_anew(segment, request):
             continue  # emitted by an earlier run: made anew below
-        if not content or not _needs_parse(segment, request):
+        kind = segment.sniff_kind() if content else None
+        if not content or (kind is not None and kind not in kinds):
             consume(_pass_through(segment, result.documents, counted, request))
         else:
             consume(process_segment(segment, result.documents, request, envs))
-    out.write_all(_secrets(result, request, out))
-    out.write_all(
-        credentials.secret_documents(result, request, out, partial(_existing, out, kind="Secret"))
-    )
-    out.write_all(
-        credentials.ca_documents(result, request, out, partial(_existing, out, kind="ConfigMap"))
-    )
+    out.write_all(generated.documents(result, request, out))
     if request.forbid_plaintext:
-        credentials.check_plaintext(out.segments())
+        verify.no_plaintext(out.segments())
     result.no_proxy_warnings = envs.warnings
     return result
 
 
-def _made_anew(segment: stream.Segment, request: Request) -> bool:
-    """Whether the segment is a Secret or ConfigMap an earlier run emitted that this run
-    emits again (or, removing, drops)."""
-    if kubeadm.GENERATED not in segment.text:
-        return False
-    made_by = _generated_secret(segment)
-    if made_by == "node-bootstrap":
-        return request.nodes is not None or not request.env
-    return made_by in (credentials.GENERATED_VALUE, credentials.CA_GENERATED_VALUE)
-
-
 def _pass_through(segment: stream.Segment, index: int, counted: int, request: Request) -> Outcome:
     """A segment without targets, unchanged (after the removal check)."""
-    if counted and not request.env:
+    if counted and request.removing:
         _refuse_unknown_target(segment, index)
     return Outcome(segment.text, passed_through=counted)
 
 
 def _refuse_unknown_target(segment: stream.Segment, index: int) -> None:
-    """Removal without a profile cannot find a custom target: say so instead of leaving
-    the injection in place."""
-    if workloads.ANNOTATION not in segment.text and setters.ANNOTATION not in segment.text:
+    """Removal without the profile's spec.targets cannot find a custom target: say so
+    instead of leaving the injection in place."""
+    marks = {planners.PLANNERS[name].annotation for name in CUSTOM_PLANNERS}
+    if not any(mark in segment.text for mark in marks):
         return
     for doc in load_documents(segment.text) or []:
-        for _, obj in targets.walk_objects(doc):
-            found = targets.annotations_of(obj)
-            if workloads.ANNOTATION in found or setters.ANNOTATION in found:
+        for _, obj in walk_objects(doc):
+            if marks & set(annotations_of(obj)):
                 raise InputError(
                     f"{obj.get('kind')} is a target only through a profile's spec.targets: "
                     "pass that profile with --remove",
                     _context(segment, index, obj),
                 )
-
-
-def _generated_secret(segment: stream.Segment) -> str | None:
-    """What an earlier run emitted this Secret for (recognised by its annotation), if it did."""
-    docs = load_documents(segment.text)
-    return generated_by(docs[0]) if docs is not None and len(docs) == 1 else None
-
-
-def generated_by(doc: Any) -> str | None:
-    """What the tool emitted a Secret or ConfigMap for (its generated annotation), if it did."""
-    if not isinstance(doc, Mapping) or doc.get("kind") not in ("Secret", "ConfigMap"):
-        return None
-    value = targets.annotations_of(doc).get(kubeadm.GENERATED)
-    return str(value) if value else None
-
-
-def _existing(out: spool.Output, names: set[str], kind: str) -> set[tuple[str | None, str]]:
-    """(namespace, name) of the objects of ``kind`` in the output so far that carry one
-    of ``names``."""
-    found: set[tuple[str | None, str]] = set()
-    for segment in out.segments():
-        if segment.sniff_kind() not in (None, kind, "List"):
-            continue
-        if not any(name in segment.text for name in names):
-            continue
-        for doc in load_documents(segment.text) or []:
-            for _, obj in targets.walk_objects(doc):
-                metadata = obj.get("metadata")
-                if obj.get("kind") == kind and isinstance(metadata, Mapping):
-                    namespace = metadata.get("namespace")
-                    found.add((str(namespace) if namespace else None, str(metadata.get("name"))))
-    return found
-
-
-def _secrets(result: Result, request: Request, out: spool.Output) -> list[str]:
-    """The Secrets the node bootstrap reads from, as new documents at the end."""
-    settings = request.nodes
-    if not request.env or settings is None or not settings.create_secret:
-        return []
-    refs: dict[tuple[str | None, str], kubeadm.SecretRef] = {}
-    contents: dict[tuple[str | None, str], tuple[tuple[str, str], ...]] = {}
-    for report in result.node_secrets:
-        plan = report.plan
-        if isinstance(plan, kubeadm.NodePlan) and plan.secret is not None:
-            key = (plan.secret.namespace, plan.secret.name)
-            refs.setdefault(key, plan.secret)
-            if contents.setdefault(key, plan.secret_env) != plan.secret_env:
-                namespace, name = key
-                raise InputError(
-                    f"the Secret {namespace + '/' if namespace else ''}{name} would need two "
-                    "contents: objects of clusters with different NO_PROXY values share it; "
-                    "label them with cluster.x-k8s.io/cluster-name or drop spec.nodes.secretName",
-                    report.context,
-                )
-    if not refs:
-        return []
-    clash = _existing(out, {ref.name for ref in refs.values()}, "Secret") & set(refs)
-    if clash:
-        namespace, name = sorted(clash, key=str)[0]
-        raise InputError(
-            f"the stream already holds a Secret {namespace + '/' if namespace else ''}{name}, "
-            "the name the node bootstrap would emit; set spec.nodes.createSecret: false to use "
-            "it, or spec.nodes.secretName to pick another name"
-        )
-    docs = []
-    for key, ref in refs.items():
-        metadata: dict[str, Any] = {"name": ref.name}
-        if ref.namespace:
-            metadata["namespace"] = ref.namespace
-        labels = {"clusterctl.cluster.x-k8s.io/move": ""}
-        if ref.cluster:
-            labels["cluster.x-k8s.io/cluster-name"] = ref.cluster
-        metadata["labels"] = labels
-        metadata["annotations"] = {kubeadm.GENERATED: "node-bootstrap"}
-        secret = {
-            "apiVersion": "v1",
-            "kind": "Secret",
-            "metadata": metadata,
-            "type": "Opaque",
-            "stringData": kubeadm.secret_data(settings, contents[key]),
-        }
-        docs.append("---\n" + "\n".join(splice.block_lines(secret)) + "\n")
-    if docs and out.partial_line():
-        docs[0] = "\n" + docs[0]
-    return docs
-
-
-# The API server takes requests of at most 3 MiB; a document that must be parsed and
-# is far larger than any object could be is refused rather than parsed.
-MAX_PARSED_BYTES = 8 * 1024 * 1024
 
 
 def process_segment(
@@ -377,13 +148,11 @@ def process_segment(
         raise InputError("the document is nested too deeply", context) from None
 
 
-def _compose(segment: stream.Segment, index: int) -> list[tuple[Node, Any]]:
-    """The full libyaml path: every document of the segment, or the reason it is invalid."""
-    from proxy_postrender.yamltext import libyaml
-
+def _read(segment: stream.Segment, index: int) -> list[tuple[Node, Any]]:
+    """Every document of the segment with its nodes, or the reason it is invalid."""
     try:
-        return libyaml.compose(segment.text)
-    except libyaml.ParseError as exc:
+        return nodes_and_data(segment.text)
+    except ParseError as exc:
         line = segment.line
         if exc.offset is not None:
             line += segment.text.count("\n", 0, exc.offset)
@@ -394,18 +163,15 @@ def _compose(segment: stream.Segment, index: int) -> list[tuple[Node, Any]]:
 def _process_parsed(
     segment: stream.Segment, index: int, request: Request, envs: Environments
 ) -> Outcome:
-    try:
-        docs = [blockread.read(segment.text)]
-    except blockread.Declined:
-        docs = _compose(segment, index)
+    docs = _read(segment, index)
     changes: list[list[Op]] = []
     reports: list[ObjectReport] = []
     for _, data in docs:
         doc_ops: list[Op] = []
-        for base, obj in targets.walk_objects(data):
+        for base, obj in walk_objects(data):
             context = _context(segment, index, obj)
             try:
-                plan = _plan(obj, base, request, envs)
+                plan = planners.plan(obj, base, request, envs)
             except InputError as exc:
                 raise InputError(exc.message, context) from None
             if plan is None:
@@ -425,6 +191,8 @@ def _process_parsed(
 def _rewrite(
     segment: stream.Segment, docs: list[tuple[Node, Any]], changes: list[list[Op]], index: int
 ) -> tuple[str, str]:
+    """The segment with ``changes`` made: spliced, else dumped by the round-trip fallback;
+    either is written only when :func:`verify.equivalent` accepts it."""
     # the data as the change should leave it (changed in place: nothing reads it later)
     expected = [data for _, data in docs]
     for data, doc_ops in zip(expected, changes, strict=True):
@@ -442,19 +210,19 @@ def _rewrite(
             if doc_ops and doc_style is not None:
                 edits.extend(splice.edits_for(segment.text, node, doc_ops, doc_style, newline))
         spliced = _same_ending(segment.text, splice.apply_edits(segment.text, edits))
-        if _matches(spliced, expected):
+        if verify.equivalent(spliced, expected):
             return spliced, "splice"
     except splice.Unsupported:
         pass
     from proxy_postrender.yamltext import libyaml
 
     try:
-        dumped = libyaml.roundtrip(segment.text, changes, style, newline)
-    except libyaml.ParseError:
+        dumped: str | None = libyaml.roundtrip(segment.text, changes, style, newline)
+    except ParseError:
         dumped = None  # the round-trip parser is stricter than libyaml (found by fuzzing)
     if dumped is not None:
         dumped = _same_ending(segment.text, dumped)
-        if _matches(dumped, expected):
+        if verify.equivalent(dumped, expected):
             return dumped, "roundtrip"
     context = _context(segment, index, docs[0][1] if docs else None)
     hint = (
@@ -471,8 +239,3 @@ def _same_ending(before: str, after: str) -> str:
     if before and not before.endswith("\n") and after.endswith("\n"):
         return after[:-2] if after.endswith("\r\n") else after[:-1]
     return after
-
-
-def _matches(text: str, expected: list[Any]) -> bool:
-    docs = load_documents(text, spliced=True)
-    return docs is not None and bool(docs == expected)

@@ -16,8 +16,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 from proxy_postrender.errors import InputError
+from proxy_postrender.objects import Path
 from proxy_postrender.structs import Struct, field
-from proxy_postrender.yamltext.ops import AddKey, DeleteKey, Op, Path, SetValue
+from proxy_postrender.yamltext.ops import AddKey, DeleteKey, Op, SetValue
 
 # Flag: metadata.annotations was present but null before the tool added to it,
 # so removal leaves it null instead of deleting the key.

@@ -1,25 +1,35 @@
-"""What one run asks of the planners."""
+"""What one run asks of the engine: the variables, each planner's settings, what to emit."""
 
 from __future__ import annotations
 
-from proxy_postrender.credentials import CredentialSecret
-from proxy_postrender.fields.setters import CustomTargets
+from proxy_postrender.fields.setters import FieldSettings
 from proxy_postrender.nodes.kubeadm import NodeSettings
 from proxy_postrender.noproxy.scope import NoProxyConfig
 from proxy_postrender.pods.selection import WorkloadSettings
 from proxy_postrender.structs import Struct, field
+from proxy_postrender.targets import BUILT_IN, TargetTable
+
+
+class CredentialSecret(Struct, frozen=True):
+    """The Secret the workloads read the proxy URLs from, when the run emits it."""
+
+    name: str
+    data: tuple[tuple[str, str], ...]  # key -> proxy URL (with its credentials)
 
 
 class Request(Struct, frozen=True):
     env: tuple[tuple[str, str], ...]  # the workloads' variables; empty to remove everything
-    on_conflict: str = "keep"
+    pods: WorkloadSettings = field(default_factory=WorkloadSettings)
     nodes: NodeSettings | None = None  # None: leave Cluster API kubeadm objects alone
-    credentials: bool = False  # a proxy URL carries user:password (stricter file modes)
+    fields: FieldSettings = field(default_factory=FieldSettings)
+    targets: TargetTable = BUILT_IN  # where each planner works
     # how NO_PROXY is made; None: the NO_PROXY of ``env`` everywhere (no per-cluster values)
     no_proxy: NoProxyConfig | None = None
-    workloads: WorkloadSettings = field(default_factory=WorkloadSettings)
     credential_secret: CredentialSecret | None = None  # emit it per namespace touched
-    forbid_plaintext: bool = False  # fail when the output holds a password in clear
     ca_pem: str | None = None  # the proxy CA the workloads' ConfigMaps carry
-    custom: CustomTargets = field(default_factory=CustomTargets)
-    setter_ca: str | None = None  # the proxy CA for field setters (caBundle values)
+    forbid_plaintext: bool = False  # fail when the output holds a password in clear
+
+    @property
+    def removing(self) -> bool:
+        """A run that takes out everything the tool injected earlier."""
+        return not self.env

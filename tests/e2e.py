@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from proxy_postrender import targets
+from proxy_postrender.objects import walk_objects
+from proxy_postrender.pods.workloads import CONTAINER_LISTS
 from proxy_postrender.yamltext import libyaml
 from tests.helpers import ROOT
 
@@ -54,14 +56,14 @@ def run(
 
 def containers(doc: Any) -> Iterator[tuple[str, Mapping[str, Any]]]:
     """(object name/container name, container) for every container of every workload."""
-    for _, obj in targets.walk_objects(doc):
-        for spec_path in targets.pod_spec_paths(obj):
+    for _, obj in walk_objects(doc):
+        for spec_path in targets.BUILT_IN.paths(obj, targets.PODS):
             spec: Any = obj
             for step in spec_path:
                 spec = spec.get(step) if isinstance(spec, Mapping) else None
             if not isinstance(spec, Mapping):
                 continue
-            for key in targets.CONTAINER_LISTS:
+            for key in CONTAINER_LISTS:
                 for container in spec.get(key) or []:
                     yield f"{obj['kind']}/{obj['metadata']['name']}/{container['name']}", container
 

@@ -53,7 +53,8 @@ def test_hostile_values_land_exactly(tmp_path: Path, url: str) -> None:
     env = {e["name"]: e["value"] for e in pod["spec"]["containers"][0]["env"]}
     assert env["HTTP_PROXY"] == env["http_proxy"] == url  # YAML reads it back exactly
     for doc in docs:
-        path = targets.kubeadm_spec_path(doc) if isinstance(doc, dict) else None
+        found = targets.BUILT_IN.paths(doc, targets.KUBEADM) if isinstance(doc, dict) else ()
+        path = found[0] if found else None
         if path is None:
             continue
         spec: Any = doc

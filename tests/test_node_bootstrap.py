@@ -96,9 +96,9 @@ def _specs(text: str) -> list[dict[str, Any]]:
 
     specs = []
     for doc in libyaml.load_data(text):
-        if isinstance(doc, dict) and targets.kubeadm_spec_path(doc):
+        if isinstance(doc, dict) and targets.BUILT_IN.paths(doc, targets.KUBEADM):
             spec: Any = doc
-            for step in targets.kubeadm_spec_path(doc) or ():
+            for step in targets.BUILT_IN.paths(doc, targets.KUBEADM)[0]:
                 spec = spec[step]
             specs.append(spec)
     return specs

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proxy_postrender.cli import commands, options, runner
+from proxy_postrender.cli import options, table
+from proxy_postrender.cli.commands import main
 
 WORDS = st.sampled_from(
     [
@@ -28,9 +29,9 @@ WORDS = st.sampled_from(
         "--unknown",
         "-x",
         "",
-        "patches",
-        "noproxy",
-        "kustomize-plugin",
+        *sorted(table.FIRST_WORDS),
+        "patch",  # no subcommand: a profile argument
+        "check",
     ]
 )
 
@@ -38,7 +39,7 @@ WORDS = st.sampled_from(
 def click_params(argv: list[str]) -> options.Params | None:
     """What click makes of ``argv`` for the main command (None: it refuses it)."""
     try:
-        context = commands.command.make_context(runner.PROG, list(argv), resilient_parsing=False)
+        context = main.command.make_context(table.PROG, list(argv), resilient_parsing=False)
     except (click.exceptions.Exit, click.ClickException):
         return None
     return options.Params(**context.params)
@@ -72,14 +73,21 @@ def test_the_invocations_pipelines_make_are_read_without_click(argv: list[str]) 
 
 @pytest.mark.parametrize(
     "argv",
-    [["--help"], ["--version"], ["noproxy"], ["a", "b"], ["--remove", "--remove"], ["--report=-"]],
+    [["--help"], ["--version"], ["a", "b"], ["--remove", "--remove"], ["--report=-"]],
 )
 def test_the_rest_goes_to_click(argv: list[str]) -> None:
     assert options.parse_plain(argv) is None
 
 
+@pytest.mark.parametrize("word", sorted(table.FIRST_WORDS))
+def test_the_subcommands_of_the_table_go_to_click(word: str) -> None:
+    assert options.parse_plain([word]) is None
+    assert options.parse_plain([word, "--report"]) is None
+    assert options.parse_plain(["--report", word]) is not None  # a value, not a subcommand
+
+
 def test_click_the_table_and_the_parameters_agree() -> None:
-    declared = {name for param in commands.command.params for name in param.opts}
+    declared = {name for param in main.command.params for name in param.opts}
     assert declared - {"--version", "--help", "-h"} == {
         options.POSITIONAL,
         *(option.flag for option in options.OPTIONS),

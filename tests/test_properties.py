@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from proxy_postrender import engine, targets
 from proxy_postrender.nodes import kubeadm
 from proxy_postrender.request import Request
+from proxy_postrender.structs import replace
 from proxy_postrender.yamltext import libyaml, scalars, stream
 from tests.e2e import PROXY_VARS, containers, env_names
 
@@ -19,7 +20,9 @@ ENV = (
     ("NO_PROXY", ".svc,10.0.0.0/8,localhost"),
 )
 NODES = kubeadm.NodeSettings("/etc/systemd/system/containerd.service.d/http-proxy.conf", "/k.conf")
-REQUEST = Request(env=(*ENV, *((n.lower(), v) for n, v in ENV)), nodes=NODES, credentials=True)
+REQUEST = Request(
+    env=(*ENV, *((n.lower(), v) for n, v in ENV)), nodes=replace(NODES, password=True)
+)
 REMOVE = Request(env=())
 
 NAMES = st.from_regex(r"[a-z][a-z0-9-]{0,8}", fullmatch=True)
@@ -80,7 +83,8 @@ class Emitter:
 
 @st.composite
 def workload(draw: Any) -> dict[str, Any]:
-    (group, kind), paths = draw(st.sampled_from(sorted(targets.POD_SPECS.items())))
+    target = draw(st.sampled_from(targets.BUILT_IN.of_planner(targets.PODS)))
+    group, kind, paths = target.group, target.kind, target.paths
     names = draw(st.lists(NAMES, min_size=1, max_size=3, unique=True))
     pod_containers = []
     for name in names:
@@ -119,7 +123,8 @@ def workload(draw: Any) -> dict[str, Any]:
 
 @st.composite
 def kubeadm_object(draw: Any) -> dict[str, Any]:
-    (group, kind), spec_path = draw(st.sampled_from(sorted(targets.KUBEADM_SPECS.items())))
+    target = draw(st.sampled_from(targets.BUILT_IN.of_planner(targets.KUBEADM)))
+    group, kind, spec_path = target.group, target.kind, target.paths[0]
     spec: dict[str, Any] = {}
     linux = TEXT.filter(
         lambda t: t.strip() == t and t and not kubeadm.is_windows({"preKubeadmCommands": [t]})
@@ -214,7 +219,7 @@ def streams(draw: Any) -> str:
 
 
 def _is_target(segment: stream.Segment) -> bool:
-    return segment.sniff_kind() in targets.CANDIDATE_KINDS
+    return segment.sniff_kind() in targets.BUILT_IN.kinds
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -238,7 +243,8 @@ def test_invariants(text: str) -> None:
                 assert item in c_out["env"]
     # kubeadm specs: both drop-ins once, the tool's commands first, the manifest's after
     for doc_in, doc_out in zip(before, after, strict=True):
-        path = targets.kubeadm_spec_path(doc_in) if isinstance(doc_in, dict) else None
+        found = targets.BUILT_IN.paths(doc_in, targets.KUBEADM) if isinstance(doc_in, dict) else ()
+        path = found[0] if found else None
         if path is None:
             continue
         spec_in, spec_out = doc_in, doc_out
@@ -288,9 +294,9 @@ def test_with_a_secret_reference_no_password_reaches_the_output(text: str, passw
                 None,
                 credentials="secret",
                 create_secret=False,
+                password=True,
             ),
-            credentials=True,
-            workloads=WorkloadSettings(secret_ref="proxy-credentials"),
+            pods=WorkloadSettings(secret_ref="proxy-credentials"),
         )
         return engine.process(text, request).text
 

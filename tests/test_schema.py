@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from proxy_postrender import targets
+from proxy_postrender.objects import walk_objects
 from proxy_postrender.yamltext import libyaml
 from tests.golden import Case, load_cases
 from tests.validate import schema_errors
 
 
 def _objects(text: str) -> list[object]:
-    return [obj for doc in libyaml.load_data(text) for _, obj in targets.walk_objects(doc)]
+    return [obj for doc in libyaml.load_data(text) for _, obj in walk_objects(doc)]
 
 
 def _has_schema(obj: object) -> bool:

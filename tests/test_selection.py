@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from proxy_postrender.errors import ProfileError
-from proxy_postrender.nodes import quoting
+from proxy_postrender.pods.java import java_tool_options
 from proxy_postrender.pods.selection import Criteria, LabelSelector, Requirement, WorkloadSettings
 from proxy_postrender.profile import loader
 from proxy_postrender.yamltext import libyaml
@@ -88,7 +88,7 @@ def test_wanted_variables_follow_the_case_switches_and_add_extras() -> None:
 
 
 def test_java_tool_options_translate_the_proxy_and_no_proxy() -> None:
-    options = quoting.java_tool_options(
+    options = java_tool_options(
         {
             "HTTP_PROXY": "http://user:pw@proxy:3128",
             "HTTPS_PROXY": "https://[fd00::1]",
@@ -100,7 +100,7 @@ def test_java_tool_options_translate_the_proxy_and_no_proxy() -> None:
         "-Dhttps.proxyPort=443 -Dhttp.nonProxyHosts=example.com|*.example.com|*.svc|10.1.2.3|::1"
     )
     assert "pw" not in options and "user" not in options
-    assert quoting.java_tool_options({"NO_PROXY": "x"}) == ""
+    assert java_tool_options({"NO_PROXY": "x"}) == ""
 
 
 HEAD = (
@@ -141,14 +141,14 @@ def test_bad_workloads_sections_are_named(tmp_path: Path, body: str, message: st
     ],
 )
 def test_jsonpaths_name_one_place(path: str, expected: tuple[str | int, ...]) -> None:
-    from proxy_postrender.fields.setters import parse_path
+    from proxy_postrender.targets import parse_path
 
     assert parse_path(path) == expected
 
 
 @pytest.mark.parametrize("path", ["$.spec[*]", "$..template", "$", "spec["])
 def test_jsonpaths_that_name_many_places_or_none_are_refused(path: str) -> None:
-    from proxy_postrender.fields.setters import PathError, parse_path
+    from proxy_postrender.targets import PathError, parse_path
 
     with pytest.raises(PathError):
         parse_path(path)
@@ -180,15 +180,17 @@ def test_bad_targets_are_named(tmp_path: Path, body: str, message: str) -> None:
 
 def test_field_setters_follow_on_conflict() -> None:
     from proxy_postrender.errors import InputError
-    from proxy_postrender.fields.setters import plan_fields
+    from proxy_postrender.fields.setters import FieldSettings, plan
+    from proxy_postrender.noproxy.environments import ObjectEnv
+    from proxy_postrender.targets import FIELDS, Target
 
     obj: Any = {"kind": "X", "metadata": {"name": "x"}, "spec": {"proxy": {"http": "mine"}}}
-    setters = [(("spec", "proxy", "http"), "httpProxy")]
-    available = {"httpProxy": "http://p:1"}
-    assert plan_fields(obj, (), setters, available, "keep").kept == ["spec.proxy.http"]
-    assert plan_fields(obj, (), setters, available, "override").set == ["spec.proxy.http"]
+    target = Target("", "X", FIELDS, fields=((("spec", "proxy", "http"), "httpProxy"),))
+    env = ObjectEnv((("HTTP_PROXY", "http://p:1"),))
+    assert plan(obj, (), target, env, FieldSettings("keep")).kept == ["spec.proxy.http"]
+    assert plan(obj, (), target, env, FieldSettings("override")).set == ["spec.proxy.http"]
     with pytest.raises(InputError, match="already set"):
-        plan_fields(obj, (), setters, available, "fail")
+        plan(obj, (), target, env, FieldSettings("fail"))
 
 
 CUSTOM = (

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from typing import Any
 
-from proxy_postrender import targets
+from proxy_postrender.objects import walk_objects
 from proxy_postrender.yamltext import libyaml
 
 KUBERNETES_VERSION = "1.32.0"
@@ -46,11 +46,7 @@ def main(paths: list[str]) -> int:
     failed = 0
     for path in paths:
         with open(path, encoding="utf-8-sig") as handle:
-            docs = [
-                obj
-                for doc in libyaml.load_data(handle.read())
-                for _, obj in targets.walk_objects(doc)
-            ]
+            docs = [obj for doc in libyaml.load_data(handle.read()) for _, obj in walk_objects(doc)]
         for index, doc in enumerate(docs, 1):
             if not isinstance(doc, dict):
                 continue

@@ -1,21 +1,48 @@
-"""The console script: plain invocations run the filter directly; everything else
-(help, version, subcommands, errors in the arguments) goes through click."""
+"""The console script: choose what argv names from the subcommand table and run it.
+
+Plain invocations of the filter are read without click (:func:`options.parse_plain`)
+and run directly; everything else (help, version, subcommands, errors in the
+arguments) goes through click, importing only the chosen subcommand's module. Usage
+errors are one line on stderr, exit 2, and nothing on stdout."""
 
 from __future__ import annotations
 
 import sys
 
+from proxy_postrender.cli import options, table
+from proxy_postrender.errors import UsageError
+
 
 def main(argv: list[str] | None = None) -> None:
-    from proxy_postrender.cli import options
-
     args = list(sys.argv[1:] if argv is None else argv)
-    params = options.parse_plain(args)
-    if params is None:
-        from proxy_postrender.cli import commands
+    try:
+        params = options.parse_plain(args)
+        if params is None:
+            _dispatch(args)
+        else:
+            from proxy_postrender.cli import start  # imports the runner, not click
 
-        commands.main(args)
-        return
-    from proxy_postrender.cli import runner
+            start.run_filter(params)
+    except UsageError as exc:
+        sys.stderr.write(f"{table.PROG}: error: {exc}\n")
+        sys.exit(exc.exit_code)
 
-    runner.execute(params)
+
+def _dispatch(args: list[str]) -> None:
+    """Run the subcommand, group or main command that ``args`` names, through click."""
+    choice = table.find(args)
+    rest = choice.rest
+    if choice.row is None:  # a group: a subcommand word must follow
+        if not rest:
+            raise UsageError(table.needs_subcommand(choice.words))
+        if not rest[0].startswith("-"):
+            raise UsageError(table.unknown(choice.words, rest[0]))
+    elif rest and not rest[0].startswith("-"):
+        # "noproxy chek ...", "kustomize-plugins install": before click calls it an
+        # extra argument
+        misread = table.misread_profile(rest[0], choice.words)
+        if misread is not None:
+            raise UsageError(misread)
+    from proxy_postrender.cli.commands import base
+
+    base.invoke(base.chosen(choice), rest, choice.words)

@@ -24,7 +24,9 @@ if TYPE_CHECKING:
 
 from proxy_postrender import engine
 from proxy_postrender.errors import InputError, ProfileError, ProxyPostrenderError
+from proxy_postrender.generated import generated_by
 from proxy_postrender.request import Request
+from proxy_postrender.result import Result
 from proxy_postrender.structs import Struct, field
 from proxy_postrender.yamltext import stream
 
@@ -84,7 +86,7 @@ class Outcome(Struct):
     text: str  # the ResourceList to write
     error: ProxyPostrenderError | None = None  # set: exit non-zero, the reason on stderr
     results: list[dict[str, Any]] = field(default_factory=list)
-    result: engine.Result | None = None
+    result: Result | None = None
 
 
 def _ref(context: Any) -> dict[str, str]:
@@ -96,7 +98,7 @@ def _ref(context: Any) -> dict[str, str]:
     return ref
 
 
-def _results(result: engine.Result) -> list[dict[str, Any]]:
+def _results(result: Result) -> list[dict[str, Any]]:
     results: list[dict[str, Any]] = []
     for report in result.objects:
         if report.method == "unchanged":
@@ -167,7 +169,7 @@ def run(
 
 def _generated(item: Any) -> bool:
     """A Secret or ConfigMap the tool emitted (made anew on every run)."""
-    return engine.generated_by(item) is not None
+    return generated_by(item) is not None
 
 
 def _key(item: Any) -> tuple[str, str]:

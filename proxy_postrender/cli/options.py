@@ -1,5 +1,5 @@
 """The main command's options, as data: click builds its parser from this table
-(:mod:`proxy_postrender.cli.commands`), and :func:`parse_plain` reads the plain
+(:mod:`proxy_postrender.cli.table.main`), and :func:`parse_plain` reads the plain
 invocations a pipeline makes without importing click at all (click alone
 takes longer to import than a whole run on a small chart).
 
@@ -16,13 +16,14 @@ from proxy_postrender import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
+from proxy_postrender.cli.table import FIRST_WORDS
 from proxy_postrender.structs import Struct
 
 PROFILE_ENV = "PROXY_POSTRENDER_PROFILE"
 LOG_ENV = "PROXY_POSTRENDER_LOG"
 ON_CONFLICT = ("keep", "override", "fail")
-# The first words of the subcommands (cli.SUBCOMMANDS): never a profile argument here.
-SUBCOMMAND_WORDS = frozenset({"patches", "kustomize-plugin", "noproxy"})
+# The first words of the subcommands (cli.table): click reads those.
+SUBCOMMAND_WORDS = FIRST_WORDS
 
 
 class Option(Struct, frozen=True):

@@ -17,10 +17,11 @@ from proxy_postrender import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
-from proxy_postrender import targets
+from proxy_postrender.objects import api_group, walk_objects
 from proxy_postrender.pods import workloads
 from proxy_postrender.pods.selection import CA_VOLUME
 from proxy_postrender.record import Record
+from proxy_postrender.targets import BUILT_IN, PODS
 from proxy_postrender.yamltext import libyaml
 
 
@@ -64,12 +65,12 @@ def _patch(obj: Mapping[str, Any]) -> dict[str, Any] | None:
     meta["annotations"] = {workloads.ANNOTATION: metadata["annotations"][workloads.ANNOTATION]}
     body: dict[str, Any] = {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind")}
     body["metadata"] = meta
-    for spec_path in targets.pod_spec_paths(obj):
+    for spec_path in BUILT_IN.paths(obj, PODS):
         spec = workloads.pod_spec_at(obj, spec_path)
         if not isinstance(spec, Mapping):
             continue
         lists: dict[str, Any] = {}
-        for list_key in targets.CONTAINER_LISTS:
+        for list_key in workloads.CONTAINER_LISTS:
             entries = []
             for container in spec.get(list_key) or []:
                 names = owned.get(container.get("name"), set())
@@ -98,13 +99,13 @@ def flux_patches(stream_text: str) -> list[dict[str, Any]]:
     """The ``patches`` list of a HelmRelease's kustomize post-renderer."""
     result = []
     for doc in libyaml.load_data(stream_text):
-        for _, obj in targets.walk_objects(doc):
-            if not targets.pod_spec_paths(obj):
+        for _, obj in walk_objects(doc):
+            if not BUILT_IN.paths(obj, PODS):
                 continue
             body = _patch(obj)
             if body is None:
                 continue
-            group = targets.api_group(obj.get("apiVersion"))
+            group = api_group(obj.get("apiVersion"))
             version = str(obj.get("apiVersion")).rpartition("/")[2]
             target = {"group": group, "version": version, "kind": obj.get("kind")}
             target["name"] = body["metadata"]["name"]

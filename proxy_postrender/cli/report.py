@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from proxy_postrender.engine import ObjectReport, Result
+from proxy_postrender.result import ObjectReport, Result
 
 
 def _object_name(report: ObjectReport) -> str:

@@ -1,7 +1,7 @@
 """The filter itself, without the command-line parser: read stdin, run the engine,
 write stdout, report. The console script parses plain invocations itself
 (:mod:`proxy_postrender.cli.options`) and gives everything else to click
-(:mod:`proxy_postrender.cli.commands`); both end in :func:`execute`."""
+(:mod:`proxy_postrender.cli.commands.main`); both end in :func:`execute`."""
 
 from __future__ import annotations
 
@@ -17,17 +17,15 @@ if TYPE_CHECKING:
     from typing import Any
 
 from proxy_postrender.cli.options import LOG_ENV, PROFILE_ENV, Params
+from proxy_postrender.cli.table import PROG
 from proxy_postrender.errors import EXIT_INPUT, ProxyPostrenderError, UsageError
 from proxy_postrender.redact import Redactor
 
 if TYPE_CHECKING:
-    from proxy_postrender.credentials import CredentialSecret
-    from proxy_postrender.profile.loader import Profile
     from proxy_postrender.request import Request
     from proxy_postrender.yamltext import stream
     from proxy_postrender.yamltext.spool import Output
 
-PROG = "proxy-postrender"
 EXIT_INTERRUPTED = 130  # as a shell reports SIGINT
 
 
@@ -138,6 +136,7 @@ def run(params: Params, reporter: Reporter) -> None:
     from proxy_postrender.cli import krm
     from proxy_postrender.cli import report as report_mod
     from proxy_postrender.profile import loader
+    from proxy_postrender.profile.request import to_request
     from proxy_postrender.request import Request
     from proxy_postrender.yamltext import spool, stream
 
@@ -165,7 +164,7 @@ def run(params: Params, reporter: Reporter) -> None:
                 redactor=reporter.redactor,
             )
         profile_warnings.extend(loaded.warnings)
-        return request_from(loaded, remove=remove, forbid_plaintext=params.forbid_plaintext)
+        return to_request(loaded, remove=remove, forbid_plaintext=params.forbid_plaintext)
 
     bom, head, source = _stdin_segments()
     text = ""  # the whole input, when it is read at once
@@ -246,38 +245,6 @@ def profile_path(argument: str | None, option: str | None) -> str | None:
     if argument and option:
         raise UsageError("give the profile once: either --profile FILE or a path argument")
     return option or argument or os.environ.get(PROFILE_ENV) or None
-
-
-def request_from(
-    loaded: Profile, *, remove: bool = False, forbid_plaintext: bool = False
-) -> Request:
-    """What a loaded profile asks of the engine (``remove``: take everything out)."""
-    from proxy_postrender.request import Request
-
-    return Request(
-        env=() if remove else tuple(loaded.env_vars()),
-        on_conflict=loaded.on_conflict,
-        nodes=loaded.nodes,
-        credentials=loaded.has_credentials,
-        no_proxy=loaded.no_proxy_config,
-        workloads=loaded.workloads,
-        credential_secret=_credential_secret(loaded),
-        forbid_plaintext=forbid_plaintext or loaded.credentials.forbid_plaintext,
-        ca_pem=loaded.ca_pem,
-        custom=loaded.custom,
-        setter_ca=loaded.setter_ca,
-    )
-
-
-def _credential_secret(loaded: Profile) -> CredentialSecret | None:
-    """The Secret of spec.credentials.createSecret, with the proxy URLs it serves."""
-    from proxy_postrender.credentials import CredentialSecret
-
-    if not loaded.credentials.create_secret or loaded.credentials.secret_ref is None:
-        return None
-    data = [("HTTP_PROXY", loaded.http_proxy), ("HTTPS_PROXY", loaded.https_proxy)]
-    pairs = tuple((key, url) for key, url in data if url)
-    return CredentialSecret(loaded.credentials.secret_ref, pairs)
 
 
 def _lines(text: str) -> list[str]:

@@ -1,1 +1,6 @@
-"""fields."""
+"""Field setters: fields of other kinds (add-on configuration objects) set from profile values.
+
+- ``setters``: the planner, its settings and its ownership record.
+
+May import: structs, errors, redact, objects, yamltext, noproxy, targets, record, plans.
+"""

@@ -1,11 +1,10 @@
-"""Custom targets from the profile: pod templates in other kinds, and field setters.
+"""Field setters: fields of other kinds (add-on configuration objects) set from profile values.
 
-``spec.targets`` entries name an ``apiVersion`` (its group counts) and a
-``kind``, and either a JSONPath to a pod template (``$.spec.template``: its
-``spec`` then gets the workload treatment) or fields to set from profile
-values (``httpProxy``, ``httpsProxy``, ``noProxy``, ``caBundle``). JSONPaths
-are parsed with jsonpath-ng and must name one place: fields and indexes only.
-The fields the tool set are recorded in ``proxy-postrender.io/fields``.
+A ``spec.targets`` entry with ``set`` names JSONPaths and the profile value
+each gets (``httpProxy``, ``httpsProxy``, ``noProxy``, ``caBundle``,
+``caBundleBase64``); :mod:`proxy_postrender.targets` holds them. The fields the
+tool set are recorded in ``proxy-postrender.io/fields``, so that a re-run is a
+no-op and ``--remove`` takes exactly them out.
 """
 
 from __future__ import annotations
@@ -17,82 +16,21 @@ from proxy_postrender import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
-from proxy_postrender import targets
 from proxy_postrender.errors import InputError
+from proxy_postrender.noproxy.environments import ObjectEnv
+from proxy_postrender.objects import Path
+from proxy_postrender.plans import Plan
 from proxy_postrender.record import Record
 from proxy_postrender.structs import Struct, field
-from proxy_postrender.yamltext.ops import AddKey, DeleteKey, Op, Path, SetValue
+from proxy_postrender.targets import Target
+from proxy_postrender.yamltext.ops import AddKey, DeleteKey, Op, SetValue
 
 ANNOTATION = "proxy-postrender.io/fields"
-VALUES = ("httpProxy", "httpsProxy", "noProxy", "caBundle", "caBundleBase64")
-
-# Open Cluster Management's add-on configuration (seed 004): proxy settings
-# for every add-on agent of a managed cluster.
-PRESETS: Mapping[str, Mapping[str, Any]] = {
-    "ocm-addon": {
-        "apiVersion": "addon.open-cluster-management.io/v1alpha1",
-        "kind": "AddOnDeploymentConfig",
-        "set": {
-            "$.spec.proxyConfig.httpProxy": "httpProxy",
-            "$.spec.proxyConfig.httpsProxy": "httpsProxy",
-            "$.spec.proxyConfig.noProxy": "noProxy",
-            "$.spec.proxyConfig.caBundle": "caBundleBase64",
-        },
-    },
-}
 
 
-class PathError(ValueError):
-    pass
-
-
-def parse_path(text: str) -> Path:
-    """A JSONPath naming one place (``$.a.b[0].c``) as a path of keys and indexes."""
-    from jsonpath_ng.jsonpath import Child, Fields, Index, Root
-    from jsonpath_ng.parser import parse
-
-    try:
-        expression = parse(text)
-    except Exception as exc:  # the lexer and parser raise several kinds
-        raise PathError(f"{text!r} is not a JSONPath ({str(exc).splitlines()[0]})") from None
-    steps: list[str | int] = []
-
-    def walk(node: Any) -> None:
-        if isinstance(node, Root):
-            return
-        if isinstance(node, Child):
-            walk(node.left)
-            walk(node.right)
-        elif isinstance(node, Fields) and len(node.fields) == 1 and node.fields[0] != "*":
-            steps.append(node.fields[0])
-        elif isinstance(node, Index) and len(node.indices) == 1:
-            steps.append(node.indices[0])
-        else:
-            raise PathError(f"{text!r}: only fields and indexes (one place), not {node}")
-
-    walk(expression)
-    if not steps:
-        raise PathError(f"{text!r} names the whole object")
-    return tuple(steps)
-
-
-class CustomTargets(Struct, frozen=True):
-    pod_specs: Mapping[tuple[str, str], tuple[Path, ...]] = field(default_factory=dict)
-    setters: Mapping[tuple[str, str], tuple[tuple[Path, str], ...]] = field(default_factory=dict)
-
-    @property
-    def kinds(self) -> frozenset[str]:
-        return frozenset(kind for _, kind in (*self.pod_specs, *self.setters))
-
-    def pod_spec_paths(self, obj: Mapping[str, Any]) -> tuple[Path, ...]:
-        return self.pod_specs.get(_key(obj), ())
-
-    def setter_paths(self, obj: Mapping[str, Any]) -> tuple[tuple[Path, str], ...]:
-        return self.setters.get(_key(obj), ())
-
-
-def _key(obj: Mapping[str, Any]) -> tuple[str, str]:
-    return targets.api_group(obj.get("apiVersion")), str(obj.get("kind"))
+class FieldSettings(Struct, frozen=True):
+    on_conflict: str = "keep"  # when a field is already set: keep, override, fail
+    ca_pem: str | None = None  # the proxy CA, for caBundle values
 
 
 def values(env: Sequence[tuple[str, str]], ca_pem: str | None) -> dict[str, str]:
@@ -112,12 +50,10 @@ def values(env: Sequence[tuple[str, str]], ca_pem: str | None) -> dict[str, str]
     return {k: v for k, v in result.items() if v is not None}
 
 
-class FieldPlan(Struct):
-    ops: list[Op] = field(default_factory=list)
+class FieldPlan(Plan):
     set: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
-    skipped: str | None = None
 
     def summary(self) -> str:
         return f"{len(self.set)} fields set"
@@ -133,15 +69,27 @@ def _dotted(path: Path) -> str:
     return ".".join(str(step) for step in path)
 
 
-def plan_fields(
+def plan(
+    obj: Mapping[str, Any],
+    base: Path,
+    target: Target,
+    found: ObjectEnv,
+    settings: FieldSettings,
+) -> FieldPlan:
+    """Set each of ``target.fields`` from the profile; take out what the tool set earlier
+    and no longer sets (a removal run has no values)."""
+    return _plan_fields(
+        obj, base, target.fields, values(found.env, settings.ca_pem), settings.on_conflict
+    )
+
+
+def _plan_fields(
     obj: Mapping[str, Any],
     base: Path,
     setters: Sequence[tuple[Path, str]],
     available: Mapping[str, str],
     on_conflict: str,
 ) -> FieldPlan:
-    """Set each setter's field from the profile; take out what the tool set earlier and
-    no longer sets (a removal run passes no ``available`` values)."""
     plan = FieldPlan()
     recorded = Record.read(obj, ANNOTATION)
     owned = {e for e in recorded.entries if not e.startswith("+")}

@@ -10,30 +10,34 @@ added is recorded per patch (``pI.dJ.jK=files:PATH,PATH`` / ``=commands:N``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from proxy_postrender import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from typing import Any
 
-from proxy_postrender import targets
 from proxy_postrender.errors import InputError
 from proxy_postrender.nodes import kubeadm
 from proxy_postrender.nodes.kubeadm import NodePlan, NodeSettings
+from proxy_postrender.noproxy.environments import ObjectEnv
+from proxy_postrender.objects import Path
 from proxy_postrender.record import Record
-from proxy_postrender.yamltext.ops import Path
+from proxy_postrender.targets import BUILT_IN, KUBEADM, Target
 
-# In the template objects a patch selects: the JSON pointer of each list.
+
+def _pointer(path: Path, key: str) -> str:
+    return "".join(f"/{step}" for step in (*path, key))
+
+
+# In the template objects a patch selects: the JSON pointer of each list (from the table).
 LIST_POINTERS: Mapping[str, Mapping[str, str]] = {
-    "KubeadmControlPlaneTemplate": {
-        "/spec/template/spec/kubeadmConfigSpec/files": "files",
-        "/spec/template/spec/kubeadmConfigSpec/preKubeadmCommands": "commands",
-    },
-    "KubeadmConfigTemplate": {
-        "/spec/template/spec/files": "files",
-        "/spec/template/spec/preKubeadmCommands": "commands",
-    },
+    target.kind: {
+        _pointer(target.paths[0], "files"): "files",
+        _pointer(target.paths[0], "preKubeadmCommands"): "commands",
+    }
+    for target in BUILT_IN.of_planner(KUBEADM)
+    if target.kind.endswith("Template")
 }
 
 
@@ -58,21 +62,24 @@ def _parse(recorded: Record) -> tuple[dict[str, list[str]], dict[str, int], set[
 def plan(
     obj: Mapping[str, Any],
     base: Path,
-    env: Sequence[tuple[str, str]],
+    target: Target,
+    found: ObjectEnv,
     settings: NodeSettings | None,
-    on_conflict: str,
-    credentials: bool,
 ) -> NodePlan | None:
-    if not targets.is_clusterclass(obj):
-        return None
+    """The patches of a ClusterClass that set the kubeadm lists (None: it has none the
+    tool extends, and nothing of the tool's is recorded on it)."""
+    env = found.env
+    on_conflict = settings.on_conflict if settings else "keep"
     result = NodePlan()
+    if env:
+        result.no_proxy_from, result.matched = found.clusters, found.how
     recorded = Record.read(obj, kubeadm.ANNOTATION)
     owned_files, owned_commands, empty = _parse(recorded)
     injecting = bool(settings and env)
     secret = None
     if injecting and settings and settings.credentials == "secret" and settings.secret_name:
         secret = kubeadm.secret_ref(obj, settings)
-    wanted_files, wanted_commands = kubeadm.desired_entries(settings, env, credentials, secret)
+    wanted_files, wanted_commands = kubeadm.desired_entries(settings, env, secret)
     spec: Mapping[str, Any] = obj["spec"] if isinstance(obj.get("spec"), Mapping) else {}
     entries: list[str] = []
     now_empty: set[str] = set()
@@ -104,8 +111,8 @@ def plan(
                     )
                 if op not in ("add", "replace"):
                     continue
-                target = pointers.get(pointer)
-                if target is None:
+                list_name = pointers.get(pointer)
+                if list_name is None:
                     continue
                 if injecting and settings and settings.credentials == "secret" and secret is None:
                     raise InputError(
@@ -124,7 +131,7 @@ def plan(
                         )
                     continue
                 value = json_patch.get("value")
-                list_key = "preKubeadmCommands" if target == "commands" else "files"
+                list_key = "preKubeadmCommands" if list_name == "commands" else "files"
                 if kubeadm.is_windows({list_key: value}):
                     continue  # Windows ClusterClass patches: not extended (yet)
                 path = (*base, "spec", "patches", i, "definitions", j, "jsonPatches", k)
@@ -132,7 +139,7 @@ def plan(
                 restore = ident in empty or value == []
                 if restore:
                     now_empty.add(ident)
-                if target == "files":
+                if list_name == "files":
                     files = kubeadm.plan_files(
                         json_patch,
                         path,

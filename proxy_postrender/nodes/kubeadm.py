@@ -18,12 +18,15 @@ from proxy_postrender import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
-from proxy_postrender import targets
 from proxy_postrender.errors import InputError
 from proxy_postrender.nodes import quoting
+from proxy_postrender.noproxy.environments import ObjectEnv
+from proxy_postrender.objects import Path
+from proxy_postrender.plans import Env, Plan, SecretRef
 from proxy_postrender.record import Record
 from proxy_postrender.structs import Struct, field
-from proxy_postrender.yamltext.ops import Op, Path, update_list
+from proxy_postrender.targets import Target
+from proxy_postrender.yamltext.ops import Op, update_list
 
 ANNOTATION = "proxy-postrender.io/node-bootstrap"
 CONTAINERD_SOCKET = "/run/containerd/containerd.sock"
@@ -38,7 +41,6 @@ _WINDOWS_PATH = re.compile(r"^[A-Za-z]:[/\\]")
 DEFAULT_ENV_FILE = "/etc/proxy-postrender/proxy.env"
 SECRET_KEYS = {"containerd": "containerd-http-proxy.conf", "kubelet": "kubelet-http-proxy.conf"}
 ENV_KEY = "proxy.env"
-GENERATED = "proxy-postrender.io/generated"  # marks the Secrets the tool emits
 CA_FILE = "/etc/proxy-postrender/proxy-ca.crt"
 # Add the CA to the system trust with whichever tool the distribution has
 # (RHEL family, Debian/Ubuntu, Flatcar); a node without one is left as it is.
@@ -65,14 +67,8 @@ class NodeSettings(Struct, frozen=True):
     # "dropins": values in each drop-in; "envfile": one env file, drop-ins point at it
     layout: str = "dropins"
     ca_bundle: str | None = None  # PEM of a TLS-intercepting proxy's CA, for the node's trust
-
-
-class SecretRef(Struct, frozen=True):
-    """A Secret the node bootstrap reads its files from."""
-
-    name: str
-    namespace: str | None
-    cluster: str | None
+    on_conflict: str = "keep"  # when a spec already writes a drop-in path: keep, override, fail
+    password: bool = False  # a proxy URL carries user:password (stricter file modes)
 
 
 def secret_ref(obj: Mapping[str, Any], settings: NodeSettings) -> SecretRef:
@@ -104,21 +100,22 @@ def secret_data(settings: NodeSettings, env: Sequence[tuple[str, str]]) -> dict[
     return data
 
 
-class NodePlan(Struct):
-    ops: list[Op] = field(default_factory=list)
+class NodePlan(Plan):
     files_added: list[str] = field(default_factory=list)
     files_kept: list[str] = field(default_factory=list)  # same path set by the manifest
     commands: int = 0  # commands the tool now has in front
     changed_commands: bool = False
-    skipped: str | None = None
     secret: SecretRef | None = None  # the Secret the files now come from
-    secret_env: tuple[tuple[str, str], ...] = ()  # what the Secret must hold
+    secret_env: Env = ()  # what the Secret must hold
     notes: list[str] = field(default_factory=list)
     no_proxy_from: tuple[str, ...] = ()  # the clusters whose networks NO_PROXY holds
     matched: str | None = None  # how the object was matched to them (or why not)
 
     def summary(self) -> str:
         return "node bootstrap"
+
+    def node_secret(self) -> tuple[SecretRef, Env] | None:
+        return None if self.secret is None else (self.secret, self.secret_env)
 
     def describe(self) -> list[str]:
         lines = []
@@ -176,14 +173,13 @@ def is_windows(spec: Mapping[str, Any]) -> bool:
 def desired_files(
     settings: NodeSettings,
     env: Sequence[tuple[str, str]],
-    credentials: bool,
     secret: SecretRef | None = None,
 ) -> list[dict[str, Any]]:
     """The drop-ins, and the env file where one is used, as ``files`` entries."""
     paths = [("containerd", settings.containerd_dropin)]
     if settings.kubelet_dropin:
         paths.append(("kubelet", settings.kubelet_dropin))
-    secret_mode = "0600" if credentials else "0640"
+    secret_mode = "0600" if settings.password else "0640"
 
     def entry(path: str, content: str, permissions: str = secret_mode) -> dict[str, Any]:
         return {"path": path, "owner": "root:root", "permissions": permissions, "content": content}
@@ -222,15 +218,12 @@ def desired_commands(
 def desired_entries(
     settings: NodeSettings | None,
     env: Sequence[tuple[str, str]],
-    credentials: bool,
     secret: SecretRef | None,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """The files and leading commands a Linux spec should carry; none when removing."""
     if settings is None or not env:
         return [], []
-    return desired_files(settings, env, credentials, secret), desired_commands(
-        env, settings, secret
-    )
+    return desired_files(settings, env, secret), desired_commands(env, settings, secret)
 
 
 def _parse(recorded: Record) -> tuple[list[str], int, set[str]]:
@@ -349,15 +342,18 @@ def plan_commands(
 def plan(
     obj: Mapping[str, Any],
     base: Path,
-    env: Sequence[tuple[str, str]],
+    target: Target,
+    found: ObjectEnv,
     settings: NodeSettings | None,
-    on_conflict: str,
-    credentials: bool,
-) -> NodePlan | None:
-    spec_path = targets.kubeadm_spec_path(obj)
-    if spec_path is None:
-        return None
+) -> NodePlan:
+    """The node bootstrap of the KubeadmConfigSpec at ``target.paths[0]`` (``settings``
+    None: take out what the tool injected earlier)."""
+    spec_path = target.paths[0]
+    env = found.env
+    on_conflict = settings.on_conflict if settings else "keep"
     result = NodePlan()
+    if env:
+        result.no_proxy_from, result.matched = found.clusters, found.how
     spec: Any = obj
     for step in spec_path:
         spec = spec.get(step) if isinstance(spec, Mapping) else None
@@ -384,7 +380,8 @@ def plan(
     elif settings and env:
         if settings.credentials == "secret":
             secret = result.secret = secret_ref(obj, settings)
-        wanted_files, wanted_commands = desired_entries(settings, env, credentials, secret)
+            result.secret_env = env
+        wanted_files, wanted_commands = desired_entries(settings, env, secret)
 
     # a list written as "[]" comes back as "[]" when the tool takes its entries out again
     empty |= {key for key in _LIST_KEYS if spec.get(key) == [] and key in spec}

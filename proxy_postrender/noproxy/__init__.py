@@ -1,1 +1,13 @@
-"""noproxy."""
+"""NO_PROXY: what goes into it, for which scope, and how each client reads it.
+
+- ``syntax``: parse, validate, normalise, join and merge entries;
+- ``presets``: loopback, Kubernetes names, cloud metadata (and the infrastructure
+  kinds that pick a cloud);
+- ``scope``: the merged, annotated list of one scope (the workloads, or the nodes of
+  one cluster); ``environments``: the variables each object gets;
+- ``discovery``: the Cluster API clusters of a stream and which objects serve which;
+- ``clients``: models of Go, curl, Python and wget; ``explain``: what
+  ``proxy-postrender noproxy`` prints; ``advice``: classic mistakes, as warnings.
+
+May import: structs, errors, redact, objects, yamltext.
+"""

@@ -25,10 +25,14 @@ from proxy_postrender import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
-from proxy_postrender import targets
 from proxy_postrender.noproxy import presets, syntax
 from proxy_postrender.noproxy.scope import ClusterNetwork
+from proxy_postrender.objects import LIST_KINDS, api_group, walk_objects
 from proxy_postrender.structs import Struct, field
+from proxy_postrender.yamltext.read import MAX_PARSED_BYTES, load_documents
+
+if TYPE_CHECKING:
+    from proxy_postrender.yamltext.stream import Segment
 
 CAPI_GROUP = "cluster.x-k8s.io"
 # kubeadm's service subnet when a Cluster names none (clusterNetwork.services unset)
@@ -75,7 +79,7 @@ def _ref(value: Any, namespace: str) -> RefKey | None:
 
 
 def _is_capi(obj: Mapping[str, Any], kind: str) -> bool:
-    return obj.get("kind") == kind and targets.api_group(obj.get("apiVersion")) == CAPI_GROUP
+    return obj.get("kind") == kind and api_group(obj.get("apiVersion")) == CAPI_GROUP
 
 
 def _endpoint_host(value: Any) -> str | None:
@@ -128,13 +132,13 @@ class ClusterIndex(Struct):
             for (ref_kind, _, ref_name), found in self.referenced_by.items():
                 if (ref_kind, ref_name) == (kind, name):
                     referrers.update(found)
-        if targets.is_clusterclass(obj):
+        if _is_capi(obj, "ClusterClass"):
             for key in self.class_users.get((namespace, name), set()):
                 referrers[key] = _label("Cluster", key)
         if referrers:
             nets = [self.clusters[k] for k in sorted(referrers) if k in self.clusters]
             by = sorted(set(referrers.values()))
-            how = "ClusterClass of " if targets.is_clusterclass(obj) else "referenced by "
+            how = "ClusterClass of " if _is_capi(obj, "ClusterClass") else "referenced by "
             return nets, how + ", ".join(by)
         # an object without a namespace lands in whichever namespace it is applied to
         candidates = [k for k in self.clusters if not namespace or k[0] == namespace]
@@ -267,3 +271,27 @@ def _network(
         presets=(preset,) if preset else (),
         preset_reason=f"{infra_kind} of {label}" if preset else None,
     )
+
+
+def discover_stream(segments: Iterable[Segment]) -> ClusterIndex:
+    """Index the Cluster API objects of a stream; unparsable documents are left out."""
+    objects: list[Mapping[str, Any]] = []
+    for segment in segments:
+        if CAPI_GROUP not in segment.text or not segment.has_content():
+            continue
+        if len(segment.text) > MAX_PARSED_BYTES:
+            continue  # no Cluster is that large; a target of that size is refused later
+        kind = segment.sniff_kind()
+        if (
+            kind is not None
+            and kind not in LIST_KINDS
+            and kind not in DISCOVERY_KINDS
+            and not kind.endswith("Cluster")
+        ):
+            continue
+        docs = load_documents(segment.text)
+        if docs is None:
+            continue  # reported by the main pass when it is a target
+        for doc in docs:
+            objects += [obj for _, obj in walk_objects(doc)]
+    return discover(objects)

@@ -2,8 +2,8 @@
 
 Workloads run in the cluster the stream is applied to and get the profile's
 NO_PROXY. Cluster API kubeadm objects configure the nodes of the clusters
-they serve (see :mod:`proxy_postrender.noproxy.discovery`), so their NO_PROXY also
-holds what those clusters' Cluster objects say.
+they serve (see :mod:`proxy_postrender.noproxy.discovery`), so their NO_PROXY
+also holds what those clusters' Cluster objects say.
 """
 
 from __future__ import annotations
@@ -17,18 +17,21 @@ if TYPE_CHECKING:
 
 from proxy_postrender.noproxy import advice, scope, syntax
 from proxy_postrender.noproxy.discovery import ClusterIndex
-from proxy_postrender.noproxy.scope import ClusterNetwork
-from proxy_postrender.request import Request
+from proxy_postrender.noproxy.scope import ClusterNetwork, NoProxyConfig
 from proxy_postrender.structs import Struct
 
 Env = tuple[tuple[str, str], ...]
 _NO_PROXY = ("NO_PROXY", "no_proxy")
+WORKLOADS = "workloads"  # the scope of the objects that run in the cluster
+NODES = "nodes"  # the scope of the objects that configure a cluster's nodes
 
 
-class NodeEnv(Struct, frozen=True):
+class ObjectEnv(Struct, frozen=True):
+    """The variables one object gets (empty: take out what the tool injected)."""
+
     env: Env
-    clusters: tuple[str, ...]  # labels of the clusters whose values are in NO_PROXY
-    how: str | None  # how the object was matched to them, or why it was not
+    clusters: tuple[str, ...] = ()  # labels of the clusters whose values are in NO_PROXY
+    how: str | None = None  # how the object was matched to them, or why it was not
 
 
 def with_no_proxy(env: Env, value: str) -> Env:
@@ -42,28 +45,33 @@ def with_no_proxy(env: Env, value: str) -> Env:
 
 
 class Environments:
-    def __init__(self, request: Request, index: ClusterIndex | None) -> None:
-        self.request = request
+    """The variables of each scope of one run: ``env`` (the workloads'), with the NO_PROXY
+    of each cluster's nodes made from ``config`` and the clusters in ``index``."""
+
+    def __init__(self, env: Env, config: NoProxyConfig | None, index: ClusterIndex | None) -> None:
+        self.env = env
+        self.config = config
         self.index = index
+        self._workloads = ObjectEnv(env)
         self._cache: dict[tuple[ClusterNetwork, ...], Env] = {}
         # warnings about each NO_PROXY written: "workloads" or the clusters' labels
         self.warnings: dict[str, list[str]] = {}
-        if request.no_proxy is not None and request.env:
-            entries = scope.build(request.no_proxy)
-            self.warnings["workloads"] = advice.for_list(entries, request.no_proxy)
+        if config is not None and env:
+            entries = scope.build(config)
+            self.warnings[WORKLOADS] = advice.for_list(entries, config)
 
-    def for_node(self, obj: Mapping[str, Any]) -> NodeEnv:
-        config = self.request.no_proxy
-        if config is None or self.index is None or not self.request.env:
-            return NodeEnv(self.request.env, (), None)
+    def for_object(self, obj: Mapping[str, Any], where: str) -> ObjectEnv:
+        """The variables of ``obj`` in scope ``where`` (WORKLOADS or NODES)."""
+        if where == WORKLOADS or self.config is None or self.index is None or not self.env:
+            return self._workloads
         networks, how = self.index.networks_for(obj)
         key = tuple(dict.fromkeys(networks))
         if key not in self._cache:
-            self._cache[key] = with_no_proxy(self.request.env, self.value(key))
-        return NodeEnv(self._cache[key], tuple(net.label for net in key), how)
+            self._cache[key] = with_no_proxy(self.env, self.value(key))
+        return ObjectEnv(self._cache[key], tuple(net.label for net in key), how)
 
     def value(self, networks: Sequence[ClusterNetwork]) -> str:
-        config = self.request.no_proxy
+        config = self.config
         assert config is not None
         entries = scope.build(config, networks)
         if networks:

@@ -101,6 +101,7 @@ class Criteria(Struct, frozen=True):
 
 
 class WorkloadSettings(Struct, frozen=True):
+    on_conflict: str = "keep"  # when a container sets a variable itself: keep, override, fail
     include: tuple[Criteria, ...] = ()  # empty: every object
     exclude: tuple[Criteria, ...] = ()
     containers: tuple[str, ...] = ()  # globs; empty: every container
@@ -125,7 +126,7 @@ class WorkloadSettings(Struct, frozen=True):
             if (n.isupper() and self.upper_case) or (not n.isupper() and self.lower_case)
         ]
         if self.java:
-            from proxy_postrender.nodes.quoting import java_tool_options
+            from proxy_postrender.pods.java import java_tool_options
 
             options = java_tool_options(dict(env))
             if options:

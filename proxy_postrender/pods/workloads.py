@@ -15,20 +15,24 @@ from proxy_postrender import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any, TypeAlias
 
-from proxy_postrender import targets
 from proxy_postrender.errors import InputError
 from proxy_postrender.noproxy import advice
+from proxy_postrender.noproxy.environments import ObjectEnv
+from proxy_postrender.objects import Path
+from proxy_postrender.plans import Plan
 from proxy_postrender.pods import selection
+from proxy_postrender.pods.selection import WorkloadSettings
 from proxy_postrender.record import Record
-from proxy_postrender.request import Request
-from proxy_postrender.structs import Struct, field
-from proxy_postrender.yamltext.ops import Op, Path, SetValue, update_list
+from proxy_postrender.structs import field
+from proxy_postrender.targets import Target
+from proxy_postrender.yamltext.ops import Op, SetValue, update_list
 
 ANNOTATION = "proxy-postrender.io/injected"
+# Lists of containers inside a pod spec that get the variables, in this order.
+CONTAINER_LISTS: tuple[str, ...] = ("initContainers", "containers")
 
 
-class ObjectPlan(Struct):
-    ops: list[Op] = field(default_factory=list)
+class ObjectPlan(Plan):
     containers: int = 0
     # per container name: variables added, ours re-valued, ours dropped,
     # set by the manifest and left alone, set by the manifest and overridden
@@ -38,10 +42,12 @@ class ObjectPlan(Struct):
     kept: dict[str, list[str]] = field(default_factory=dict)
     overridden: dict[str, list[str]] = field(default_factory=dict)
     kept_no_proxy: dict[str, dict[str, str]] = field(default_factory=dict)  # values kept
-    skipped: str | None = None
 
     def summary(self) -> str:
         return f"{self.containers} containers"
+
+    def reads_namespace_objects(self) -> bool:
+        return self.skipped is None and bool(self.containers)
 
     def describe(self) -> list[str]:
         lines = [f"    skipped: {self.skipped}"] if self.skipped else []
@@ -90,7 +96,7 @@ def _containers(
     pod_spec: Mapping[str, Any], where: str
 ) -> list[tuple[str, int, Mapping[str, Any]]]:
     found: list[tuple[str, int, Mapping[str, Any]]] = []
-    for list_key in targets.CONTAINER_LISTS:
+    for list_key in CONTAINER_LISTS:
         items = pod_spec.get(list_key)
         if items is None:
             continue
@@ -131,17 +137,20 @@ def pod_spec_at(obj: Mapping[str, Any], spec_path: Path) -> Any:
     return node
 
 
-def plan(obj: Mapping[str, Any], base: Path, request: Request) -> ObjectPlan | None:
-    """Operations (paths from the document root) for one object; None if not a workload."""
-    paths = targets.pod_spec_paths(obj) or request.custom.pod_spec_paths(obj)
-    if not paths:
-        return None
+def plan(
+    obj: Mapping[str, Any],
+    base: Path,
+    target: Target,
+    env: ObjectEnv,
+    settings: WorkloadSettings,
+) -> ObjectPlan:
+    """Operations (paths from the document root) for the pod specs of one object."""
+    paths = target.paths
     result = ObjectPlan()
     recorded = Record.read(obj, ANNOTATION)
     previous = parse_entries(recorded.entries)
     record: dict[str, list[str]] = {}
-    settings = request.workloads
-    wanted = settings.wanted(request.env)
+    wanted = settings.wanted(env.env)
     if wanted:
         reason = settings.object_choice(obj, [pod_spec_at(obj, p[:-1]) for p in paths])
         if reason is not None:
@@ -191,7 +200,7 @@ def plan(obj: Mapping[str, Any], base: Path, request: Request) -> ObjectPlan | N
             container,
             container_path,
             here,
-            request,
+            settings.on_conflict,
             chosen,
             previous.get(name, set()),
             result,
@@ -291,7 +300,7 @@ def _plan_container(
     container: Mapping[str, Any],
     path: Path,
     where: str,
-    request: Request,
+    on_conflict: str,
     wanted: tuple[tuple[str, Value], ...],
     owned: set[str],
     result: ObjectPlan,
@@ -333,9 +342,9 @@ def _plan_container(
                 set_value(index, item, desired[var])
                 result.updated.setdefault(name, []).append(var)
         elif var in desired:
-            if request.on_conflict == "fail":
+            if on_conflict == "fail":
                 raise InputError(f"container {name!r} already sets {var} (onConflict: fail)")
-            if request.on_conflict == "override":
+            if on_conflict == "override":
                 set_value(index, item, desired[var])
                 ours.add(var)
                 result.overridden.setdefault(name, []).append(var)

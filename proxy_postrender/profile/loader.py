@@ -29,12 +29,10 @@ from urllib.parse import quote, urlsplit
 
 from proxy_postrender import structs, targets
 from proxy_postrender.errors import ProfileError
-from proxy_postrender.fields import setters as custom_mod
-from proxy_postrender.fields.setters import PRESETS as CUSTOM_PRESETS
-from proxy_postrender.fields.setters import CustomTargets
 from proxy_postrender.nodes.kubeadm import DEFAULT_ENV_FILE, NodeSettings
 from proxy_postrender.noproxy import presets, scope, syntax
 from proxy_postrender.noproxy.scope import ClusterNetwork, NoProxyConfig
+from proxy_postrender.objects import api_group
 from proxy_postrender.pods.selection import (
     OPERATORS,
     CaMount,
@@ -45,6 +43,7 @@ from proxy_postrender.pods.selection import (
 )
 from proxy_postrender.redact import Redactor, redact_url, userinfo
 from proxy_postrender.structs import Struct, field
+from proxy_postrender.targets import TargetTable
 
 API_VERSION = "proxy-postrender.io/v1alpha1"
 KIND = "ProxyProfile"
@@ -118,7 +117,7 @@ class Profile(Struct, frozen=True):
     credentials: Credentials = field(default_factory=lambda: Credentials())
     ca_pem: str | None = None  # set when the workloads mount the proxy CA
     setter_ca: str | None = None  # the proxy CA, for field setters (caBundle)
-    custom: CustomTargets = field(default_factory=CustomTargets)
+    custom: TargetTable = targets.BUILT_IN
     warnings: tuple[str, ...] = ()
     on_conflict: str = "keep"
     nodes: NodeSettings | None = field(
@@ -724,55 +723,60 @@ def _ca_bundle(
     return pem, workloads, nodes, options
 
 
-def _targets(value: Any, where: str) -> CustomTargets:
+def _targets(value: Any, where: str) -> TargetTable:
+    """The built-in target table with the entries of spec.targets added."""
     if value is None:
-        return CustomTargets()
+        return targets.BUILT_IN
     if not isinstance(value, list):
         raise ProfileError(f"{where}: must be a list")
-    pod_specs: dict[tuple[str, str], tuple[tuple[str | int, ...], ...]] = {}
-    setters: dict[tuple[str, str], tuple[tuple[tuple[str | int, ...], str], ...]] = {}
+    entries: list[targets.Target] = []
     for index, entry in enumerate(value):
         here = f"{where}[{index}]"
         if not isinstance(entry, Mapping):
             raise ProfileError(f"{here}: must be a mapping")
         if "preset" in entry:
             _check_keys(entry, {"preset"}, here)
-            if entry["preset"] not in CUSTOM_PRESETS:
+            presets = targets.TARGET_PRESETS
+            if entry["preset"] not in presets:
                 raise ProfileError(
-                    f"{here}.preset: {entry['preset']!r} is not one of {', '.join(CUSTOM_PRESETS)}"
+                    f"{here}.preset: {entry['preset']!r} is not one of {', '.join(presets)}"
                 )
-            entry = CUSTOM_PRESETS[entry["preset"]]
+            entry = presets[entry["preset"]]
         _check_keys(entry, {"apiVersion", "kind", "podTemplate", "set"}, here)
         api_version, kind = entry.get("apiVersion"), entry.get("kind")
         if not isinstance(api_version, str) or not isinstance(kind, str) or not kind:
             raise ProfileError(f"{here}: needs apiVersion and kind")
-        key = (targets.api_group(api_version), kind)
-        if key in targets.POD_SPECS or key in targets.KUBEADM_SPECS:
-            raise ProfileError(f"{here}: {kind} is a built-in target")
+        group = api_group(api_version)
         if ("podTemplate" in entry) == ("set" in entry):
             raise ProfileError(f"{here}: give podTemplate or set (one of them)")
         try:
             if "podTemplate" in entry:
-                path = custom_mod.parse_path(str(entry["podTemplate"]))
-                pod_specs[key] = (*pod_specs.get(key, ()), (*path, "spec"))
+                path = targets.parse_path(str(entry["podTemplate"]))
+                spec = ((*path, "spec"),)
+                entries.append(targets.Target(group, kind, targets.PODS, spec, origin=here))
                 continue
             fields_to_set = entry["set"]
             if not isinstance(fields_to_set, Mapping) or not fields_to_set:
                 raise ProfileError(f"{here}.set: must map JSONPaths to profile values")
             pairs = []
             for path_text, source in fields_to_set.items():
-                if source not in custom_mod.VALUES:
+                if source not in targets.FIELD_VALUES:
                     raise ProfileError(
-                        f"{here}.set: {source!r} is not one of {', '.join(custom_mod.VALUES)}"
+                        f"{here}.set: {source!r} is not one of {', '.join(targets.FIELD_VALUES)}"
                     )
-                field_path = custom_mod.parse_path(str(path_text))
+                field_path = targets.parse_path(str(path_text))
                 if field_path[0] in ("metadata", "apiVersion", "kind"):
                     raise ProfileError(f"{here}.set: {path_text} is not the object's content")
                 pairs.append((field_path, str(source)))
-            setters[key] = (*setters.get(key, ()), *pairs)
-        except custom_mod.PathError as exc:
+            entries.append(
+                targets.Target(group, kind, targets.FIELDS, fields=tuple(pairs), origin=here)
+            )
+        except targets.PathError as exc:
             raise ProfileError(f"{here}: {exc}") from None
-    return CustomTargets(pod_specs, setters)
+    try:
+        return targets.BUILT_IN.with_entries(entries)
+    except targets.TargetConflict as exc:
+        raise ProfileError(str(exc)) from None
 
 
 def _build(

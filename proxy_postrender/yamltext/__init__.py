@@ -1,1 +1,13 @@
-"""yamltext."""
+"""The stream as text: everything that reads or writes YAML, and nothing about Kubernetes.
+
+- ``stream``: split a multi-document stream into segments that keep their raw text;
+- ``read``: read a segment into a node tree with positions and plain data (the
+  fast ``blockread`` reader, else ``libyaml``); ``errors``: why a text is not YAML;
+- ``tree``: the node tree the splicer edits;
+- ``ops``: edits as operations on paths, and applying them to data;
+- ``splice``: carry operations out as text edits; ``scalars``: YAML scalars that
+  read back exactly; ``libyaml``: the C parser and the round-trip fallback dump;
+- ``spool``: the output held until the run has succeeded.
+
+May import: structs, errors, redact, objects.
+"""

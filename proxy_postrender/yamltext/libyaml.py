@@ -20,6 +20,7 @@ from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 from proxy_postrender import structs
 from proxy_postrender.yamltext import ops as ops_mod
 from proxy_postrender.yamltext import tree
+from proxy_postrender.yamltext.errors import ParseError
 from proxy_postrender.yamltext.splice import Style
 
 
@@ -36,13 +37,6 @@ def _construct_unknown(loader: SafeConstructor, node: Node) -> Any:
 
 
 _Loader.add_constructor(None, _construct_unknown)
-
-
-class ParseError(Exception):
-    def __init__(self, problem: str, offset: int | None) -> None:
-        super().__init__(problem)
-        self.problem = problem
-        self.offset = offset
 
 
 def _error(exc: YAMLError) -> ParseError:

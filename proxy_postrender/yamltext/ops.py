@@ -15,9 +15,8 @@ from proxy_postrender import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
+from proxy_postrender.objects import Path
 from proxy_postrender.structs import Struct
-
-Path = tuple[str | int, ...]
 
 
 class SetValue(Struct, frozen=True):

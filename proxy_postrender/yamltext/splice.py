@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from proxy_postrender import structs
+from proxy_postrender.objects import Path
 from proxy_postrender.structs import Struct
 from proxy_postrender.yamltext import scalars
 from proxy_postrender.yamltext.ops import (
@@ -26,7 +27,6 @@ from proxy_postrender.yamltext.ops import (
     DeleteKey,
     InsertItems,
     Op,
-    Path,
     SetValue,
 )
 from proxy_postrender.yamltext.tree import MappingNode, Node, ScalarNode, SequenceNode

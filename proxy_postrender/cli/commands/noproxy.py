@@ -1,0 +1,176 @@
+"""The ``noproxy`` and ``noproxy check`` subcommands: the NO_PROXY a profile gives,
+and how each HTTP client reads it."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import click
+
+from proxy_postrender import TYPE_CHECKING
+from proxy_postrender.cli import table
+from proxy_postrender.cli.commands import base
+from proxy_postrender.cli.runner import profile_path
+from proxy_postrender.errors import UsageError
+
+if TYPE_CHECKING:
+    from proxy_postrender.noproxy.scope import ClusterNetwork, NoProxyConfig
+    from proxy_postrender.redact import Redactor
+
+
+def _no_proxy_config(
+    path: str | None, profile_name: str | None, no_proxy: str | None, redactor: Redactor
+) -> NoProxyConfig:
+    from proxy_postrender.profile import loader
+
+    if path is None:
+        if profile_name is not None:
+            raise UsageError("--profile-name needs a profile file")
+        return loader.no_proxy_from_flags(no_proxy)
+    overrides = loader.Overrides(no_proxy=no_proxy)
+    loaded = loader.load(path, profile_name=profile_name, overrides=overrides, redactor=redactor)
+    return loaded.no_proxy_config
+
+
+def _clusters(config: NoProxyConfig, source: str | None) -> list[ClusterNetwork]:
+    """The networks of the Clusters in the stream (``source``: a file, ``-`` or None)."""
+    from proxy_postrender.noproxy.discovery import discover_stream
+    from proxy_postrender.yamltext import stream
+
+    if source is None or not config.discover:
+        return []
+    if source == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        try:
+            data = Path(source).read_bytes()
+        except OSError as exc:
+            raise UsageError(f"cannot read {source}: {exc.strerror or exc}") from None
+    text, _ = stream.decode(data)
+    return list(discover_stream(stream.split(text)).clusters.values())
+
+
+_PROFILE_OPTIONS = [
+    click.option("--profile", "profile_opt", metavar="FILE", help="ProxyProfile file."),
+    click.option("--profile-name", metavar="NAME", help="Pick one profile from the file."),
+    click.option("--no-proxy", metavar="LIST", help="Replace spec.noProxy (comma-separated)."),
+    click.option(
+        "--cluster",
+        metavar="[NAMESPACE/]NAME",
+        help="Use the NO_PROXY of this Cluster of the stream.",
+    ),
+]
+
+
+def _profile_options(func: Callable[..., None]) -> Callable[..., None]:
+    for option in reversed(_PROFILE_OPTIONS):
+        func = option(func)
+    return func
+
+
+@base.command(("noproxy",))
+@click.argument("profile_arg", metavar="[PROFILE]", required=False)
+@_profile_options
+@click.option("--explain", is_flag=True, help="Show every entry with its sources.")
+@click.option(
+    "--stream",
+    "stream_source",
+    metavar="FILE",
+    help="Manifests whose Clusters add their networks ('-': stdin; default: stdin unless a tty).",
+)
+def noproxy_command(
+    profile_arg: str | None,
+    profile_opt: str | None,
+    profile_name: str | None,
+    no_proxy: str | None,
+    cluster: str | None,
+    explain: bool,
+    stream_source: str | None,
+) -> None:
+    """Print the NO_PROXY the profile gives the workloads and each Cluster of the stream."""
+    from proxy_postrender.noproxy import explain as explain_mod
+
+    def run_it(redactor: Redactor) -> int:
+        misread = profile_arg and table.misread_profile(profile_arg, ("noproxy",))
+        if misread:
+            raise UsageError(misread)
+        config = _no_proxy_config(
+            profile_path(profile_arg, profile_opt), profile_name, no_proxy, redactor
+        )
+        source = stream_source
+        if source is None and not sys.stdin.isatty():
+            source = "-"
+        found = explain_mod.scopes(config, _clusters(config, source))
+        if cluster is not None:
+            try:
+                found = [explain_mod.pick(found, cluster)]
+            except LookupError as exc:
+                raise UsageError(str(exc)) from None
+        if explain:
+            sys.stdout.write("\n".join(explain_mod.explain(s) for s in found))
+        elif len(found) == 1:
+            sys.stdout.write(found[0].value + "\n")
+        else:
+            sys.stdout.write("".join(f"{s.label}: {s.value}\n" for s in found))
+        return 0
+
+    base.guarded(run_it)
+
+
+@base.command(("noproxy", "check"))
+@click.argument("destinations", metavar="[HOST[:PORT]|URL]...", nargs=-1)
+@_profile_options
+@click.option("--value", metavar="NO_PROXY", help="Check this exact value instead of a profile's.")
+@click.option(
+    "--stream", "stream_source", metavar="FILE", help="Manifests holding Clusters ('-': stdin)."
+)
+@click.option("--strict", is_flag=True, help="Exit 1 when the clients disagree on a destination.")
+@click.option(
+    "--clients",
+    "compared",
+    metavar="LIST",
+    help="The clients whose disagreement --strict counts (default: go,curl,python,wget).",
+)
+def check_command(
+    destinations: tuple[str, ...],
+    profile_opt: str | None,
+    profile_name: str | None,
+    no_proxy: str | None,
+    cluster: str | None,
+    value: str | None,
+    stream_source: str | None,
+    strict: bool,
+    compared: str | None,
+) -> None:
+    """Say, per destination, whether Go, curl, Python and wget go direct or via the proxy."""
+    from proxy_postrender.noproxy import clients
+    from proxy_postrender.noproxy import explain as explain_mod
+
+    def run_it(redactor: Redactor) -> int:
+        config = _no_proxy_config(profile_path(None, profile_opt), profile_name, no_proxy, redactor)
+        found = explain_mod.scopes(config, _clusters(config, stream_source))
+        try:
+            chosen = explain_mod.pick(found, cluster) if cluster else found[0]
+            wanted = [(clients.parse_destination(d), "") for d in destinations]
+        except (LookupError, clients.DestinationError) as exc:
+            raise UsageError(str(exc)) from None
+        if not wanted:
+            wanted = explain_mod.default_destinations(config, chosen.networks)
+        names = clients.CLIENTS
+        if compared is not None:
+            names = tuple(n.strip() for n in compared.split(",") if n.strip())
+        unknown = [n for n in names if n not in clients.CLIENTS]
+        if unknown or not names:
+            raise UsageError(
+                f"--clients: unknown {', '.join(unknown) or 'empty list'} "
+                f"(known: {', '.join(clients.CLIENTS)})"
+            )
+        checked = value if value is not None else chosen.value
+        rows = explain_mod.check(checked, wanted, names)
+        label = None if value is not None else f"NO_PROXY of {chosen.label}"
+        sys.stdout.write(explain_mod.check_table(checked, rows, label))
+        return 1 if strict and not all(row.agree for row in rows) else 0
+
+    base.guarded(run_it)

@@ -1,0 +1,181 @@
+"""The objects a run emits besides the stream: Secrets and ConfigMaps, in one place.
+
+- node bootstrap in Secret mode reads its files from a Secret per cluster
+  (``spec.nodes.credentials: secret``, ``createSecret``);
+- workloads read the proxy URLs from a Secret in each namespace they run in
+  (``spec.credentials.createSecret``);
+- workloads mount the proxy CA from a ConfigMap in each such namespace
+  (``spec.caBundle.workloads``).
+
+Each is marked with the annotation ``proxy-postrender.io/generated`` so that
+a re-run drops the old copy and makes it anew. One object the stream already
+holds under the same kind, namespace and name is an error, never a duplicate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from proxy_postrender import TYPE_CHECKING
+from proxy_postrender.errors import InputError
+from proxy_postrender.nodes.kubeadm import secret_data
+from proxy_postrender.objects import annotations_of, walk_objects
+from proxy_postrender.pods.selection import CA_KEY
+from proxy_postrender.structs import Struct
+from proxy_postrender.yamltext.read import load_documents
+from proxy_postrender.yamltext.splice import block_lines
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from proxy_postrender.request import Request
+    from proxy_postrender.result import Result
+    from proxy_postrender.yamltext.spool import Output
+    from proxy_postrender.yamltext.stream import Segment
+
+GENERATED = "proxy-postrender.io/generated"
+NODE_BOOTSTRAP = "node-bootstrap"
+WORKLOAD_CREDENTIALS = "workload-credentials"
+CA_BUNDLE = "ca-bundle"
+
+
+class Made(Struct, frozen=True):
+    """One object the run emits."""
+
+    kind: str
+    name: str
+    namespace: str | None
+    made_by: str  # the value of the generated annotation
+    body: dict[str, Any]  # what follows metadata
+    labels: dict[str, str] | None = None
+    taken: str = ""  # the end of the message when the stream holds the object already
+
+    def document(self) -> dict[str, Any]:
+        metadata: dict[str, Any] = {"name": self.name}
+        if self.namespace:
+            metadata["namespace"] = self.namespace
+        if self.labels is not None:
+            metadata["labels"] = self.labels
+        metadata["annotations"] = {GENERATED: self.made_by}
+        return {"apiVersion": "v1", "kind": self.kind, "metadata": metadata, **self.body}
+
+
+def documents(result: Result, request: Request, out: Output) -> list[str]:
+    """The objects to emit after the stream, as documents; InputError when one of them
+    cannot be made (two contents for one Secret, a name the stream holds already)."""
+    made = [*_node_secrets(result, request), *_per_namespace(result, request)]
+    if not made:
+        return []
+    existing = _existing(out, {m.name for m in made})
+    for item in made:
+        if (item.kind, item.namespace, item.name) in existing:
+            where = f"{item.namespace}/" if item.namespace else ""
+            raise InputError(
+                f"the stream already holds a {item.kind} {where}{item.name}{item.taken}"
+            )
+    docs = ["---\n" + "\n".join(block_lines(item.document())) + "\n" for item in made]
+    if out.partial_line():
+        docs[0] = "\n" + docs[0]
+    return docs
+
+
+def _node_secrets(result: Result, request: Request) -> list[Made]:
+    """The Secrets the node bootstrap reads from (one per name and namespace)."""
+    settings = request.nodes
+    if request.removing or settings is None or not settings.create_secret:
+        return []
+    made: dict[tuple[str | None, str], Made] = {}
+    contents: dict[tuple[str | None, str], Iterable[tuple[str, str]]] = {}
+    for report, ref, env in result.node_secrets:
+        key = (ref.namespace, ref.name)
+        if contents.setdefault(key, env) != env:
+            where = f"{ref.namespace}/" if ref.namespace else ""
+            raise InputError(
+                f"the Secret {where}{ref.name} would need two contents: objects of clusters "
+                "with different NO_PROXY values share it; label them with "
+                "cluster.x-k8s.io/cluster-name or drop spec.nodes.secretName",
+                report.context,
+            )
+        if key in made:
+            continue
+        labels = {"clusterctl.cluster.x-k8s.io/move": ""}
+        if ref.cluster:
+            labels["cluster.x-k8s.io/cluster-name"] = ref.cluster
+        body = {"type": "Opaque", "stringData": secret_data(settings, env)}
+        taken = (
+            ", the name the node bootstrap would emit; set spec.nodes.createSecret: false to "
+            "use it, or spec.nodes.secretName to pick another name"
+        )
+        made[key] = Made("Secret", ref.name, ref.namespace, NODE_BOOTSTRAP, body, labels, taken)
+    return list(made.values())
+
+
+def _per_namespace(result: Result, request: Request) -> list[Made]:
+    """The credential Secret and the CA ConfigMap, once in each namespace whose workloads
+    now read them."""
+    if request.removing:
+        return []
+    wanted: list[tuple[str, str, str, dict[str, Any], str]] = []
+    secret = request.credential_secret
+    if secret is not None:
+        taken = "; drop spec.credentials.createSecret to use it, or name another secretRef"
+        body = {"type": "Opaque", "stringData": dict(secret.data)}
+        wanted.append(("Secret", secret.name, WORKLOAD_CREDENTIALS, body, taken))
+    ca, pem = request.pods.ca, request.ca_pem
+    if ca is not None and pem is not None:
+        taken = "; set spec.caBundle.configMapName to another name"
+        wanted.append(("ConfigMap", ca.config_map, CA_BUNDLE, {"data": {CA_KEY: pem}}, taken))
+    if not wanted:
+        return []
+    default = request.pods.namespace
+    namespaces = list({ns or default: None for ns in result.workload_namespaces})
+    made = []
+    for kind, name, made_by, body, taken in wanted:
+        if None in namespaces and len(namespaces) > 1:
+            others = ", ".join(str(n) for n in namespaces if n)
+            raise InputError(
+                f"some workloads have no namespace and others are in {others}: pass "
+                f"--namespace so that the {kind} {name} is emitted once per namespace"
+            )
+        made += [Made(kind, name, ns, made_by, body, taken=taken) for ns in namespaces]
+    return made
+
+
+def _existing(out: Output, names: set[str]) -> set[tuple[str, str | None, str]]:
+    """(kind, namespace, name) of the Secrets and ConfigMaps in the output so far that
+    carry one of ``names``."""
+    found: set[tuple[str, str | None, str]] = set()
+    for segment in out.segments():
+        if segment.sniff_kind() not in (None, "Secret", "ConfigMap", "List"):
+            continue
+        if not any(name in segment.text for name in names):
+            continue
+        for doc in load_documents(segment.text) or []:
+            for _, obj in walk_objects(doc):
+                metadata = obj.get("metadata")
+                kind = obj.get("kind")
+                if kind in ("Secret", "ConfigMap") and isinstance(metadata, Mapping):
+                    namespace = metadata.get("namespace")
+                    namespace = str(namespace) if namespace else None
+                    found.add((str(kind), namespace, str(metadata.get("name"))))
+    return found
+
+
+def generated_by(doc: Any) -> str | None:
+    """What the tool emitted a Secret or ConfigMap for (its generated annotation), if it did."""
+    if not isinstance(doc, Mapping) or doc.get("kind") not in ("Secret", "ConfigMap"):
+        return None
+    value = annotations_of(doc).get(GENERATED)
+    return str(value) if value else None
+
+
+def made_anew(segment: Segment, request: Request) -> bool:
+    """Whether the segment is an object an earlier run emitted that this run emits again
+    (or, removing, drops)."""
+    if GENERATED not in segment.text:
+        return False
+    docs = load_documents(segment.text)
+    made_by = generated_by(docs[0]) if docs is not None and len(docs) == 1 else None
+    if made_by == NODE_BOOTSTRAP:
+        return request.nodes is not None or request.removing
+    return made_by in (WORKLOAD_CREDENTIALS, CA_BUNDLE)

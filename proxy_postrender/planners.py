@@ -1,0 +1,56 @@
+"""The planners, in one table: which planner changes an object, with what settings.
+
+Every planner has one signature, ``plan(obj, base, target, env, settings)``:
+the object (plain data), its path in the document, its entry of the target
+table, the variables it gets (:class:`~proxy_postrender.noproxy.environments.ObjectEnv`)
+and the planner's own part of the request; it returns a
+:class:`~proxy_postrender.plans.Plan` (or None: nothing of its kind to do).
+A planner whose settings are None is off, except when removing: then every
+planner takes out what it injected earlier.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from proxy_postrender import TYPE_CHECKING, targets
+from proxy_postrender.fields import setters
+from proxy_postrender.nodes import clusterclass, kubeadm
+from proxy_postrender.noproxy.environments import NODES, WORKLOADS, Environments, ObjectEnv
+from proxy_postrender.objects import Path
+from proxy_postrender.pods import workloads
+from proxy_postrender.structs import Struct
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from proxy_postrender.plans import Plan
+    from proxy_postrender.request import Request
+    from proxy_postrender.targets import Target
+
+
+class Planner(Struct, frozen=True):
+    plan: Callable[[Mapping[str, Any], Path, Target, ObjectEnv, Any], Plan | None]
+    settings: Callable[[Request], Any]  # its part of the request (None: the planner is off)
+    scope: str  # whose NO_PROXY its objects get: WORKLOADS or NODES
+    annotation: str  # where its plans record what the tool injected
+
+
+PLANNERS: Mapping[str, Planner] = {
+    targets.PODS: Planner(workloads.plan, lambda r: r.pods, WORKLOADS, workloads.ANNOTATION),
+    targets.KUBEADM: Planner(kubeadm.plan, lambda r: r.nodes, NODES, kubeadm.ANNOTATION),
+    targets.CLUSTERCLASS: Planner(clusterclass.plan, lambda r: r.nodes, NODES, kubeadm.ANNOTATION),
+    targets.FIELDS: Planner(setters.plan, lambda r: r.fields, WORKLOADS, setters.ANNOTATION),
+}
+
+
+def plan(obj: Mapping[str, Any], base: Path, request: Request, envs: Environments) -> Plan | None:
+    """The plan of whichever planner the target table gives the object (None: no target)."""
+    target = request.targets.find(obj)
+    if target is None:
+        return None
+    planner = PLANNERS[target.planner]
+    settings = planner.settings(request)
+    if settings is None and not request.removing:
+        return None
+    return planner.plan(obj, base, target, envs.for_object(obj, planner.scope), settings)

@@ -1,0 +1,36 @@
+"""What a loaded profile asks of the engine: the run's Request."""
+
+from __future__ import annotations
+
+from proxy_postrender.fields.setters import FieldSettings
+from proxy_postrender.profile.loader import Profile
+from proxy_postrender.request import CredentialSecret, Request
+from proxy_postrender.structs import replace
+
+
+def to_request(loaded: Profile, *, remove: bool = False, forbid_plaintext: bool = False) -> Request:
+    """The request of ``loaded`` (``remove``: take out everything the tool injected)."""
+    on_conflict = loaded.on_conflict
+    nodes = loaded.nodes
+    if nodes is not None:
+        nodes = replace(nodes, on_conflict=on_conflict, password=loaded.has_credentials)
+    return Request(
+        env=() if remove else tuple(loaded.env_vars()),
+        pods=replace(loaded.workloads, on_conflict=on_conflict),
+        nodes=nodes,
+        fields=FieldSettings(on_conflict, loaded.setter_ca),
+        targets=loaded.custom,
+        no_proxy=loaded.no_proxy_config,
+        credential_secret=_credential_secret(loaded),
+        ca_pem=loaded.ca_pem,
+        forbid_plaintext=forbid_plaintext or loaded.credentials.forbid_plaintext,
+    )
+
+
+def _credential_secret(loaded: Profile) -> CredentialSecret | None:
+    """The Secret of spec.credentials.createSecret, with the proxy URLs it serves."""
+    if not loaded.credentials.create_secret or loaded.credentials.secret_ref is None:
+        return None
+    data = [("HTTP_PROXY", loaded.http_proxy), ("HTTPS_PROXY", loaded.https_proxy)]
+    pairs = tuple((key, url) for key, url in data if url)
+    return CredentialSecret(loaded.credentials.secret_ref, pairs)

@@ -1,0 +1,57 @@
+"""What a run found and did, document by document, for reports and the end of the stream."""
+
+from __future__ import annotations
+
+from proxy_postrender.errors import DocumentContext
+from proxy_postrender.plans import Env, Plan, SecretRef
+from proxy_postrender.structs import Struct, field
+
+
+class ObjectReport(Struct):
+    context: DocumentContext
+    plan: Plan
+    method: str  # "unchanged" | "splice" | "roundtrip"
+
+
+class Outcome(Struct):
+    """What processing one segment gave: its new text and the objects it held."""
+
+    text: str
+    reports: list[ObjectReport] = field(default_factory=list)
+    passed_through: int = 0  # 1: it was parsed and held no target
+
+
+class Result(Struct):
+    text: str = ""  # process() only; run() writes to its Output
+    documents: int = 0
+    passed_through: int = 0
+    objects: list[ObjectReport] = field(default_factory=list)  # if keep_objects
+    # warnings about the NO_PROXY values written, per scope
+    no_proxy_warnings: dict[str, list[str]] = field(default_factory=dict)
+    # False: only what the end of the stream needs is kept (bounded memory)
+    keep_objects: bool = True
+    # the namespaces of the workloads that now read the per-namespace objects, in order
+    # (None: the default namespace)
+    workload_namespaces: dict[str | None, None] = field(default_factory=dict)
+    # the Secrets node bootstrap reads: (the object's report, the Secret, what it holds)
+    node_secrets: list[tuple[ObjectReport, SecretRef, Env]] = field(default_factory=list)
+
+    @property
+    def changed(self) -> list[ObjectReport]:
+        return [o for o in self.objects if o.method != "unchanged"]
+
+    def merge(self, outcome: Outcome) -> None:
+        """Count a processed document (in stream order)."""
+        self.passed_through += outcome.passed_through
+        for report in outcome.reports:
+            self.add(report)
+
+    def add(self, report: ObjectReport) -> None:
+        if self.keep_objects:
+            self.objects.append(report)
+        plan = report.plan
+        if plan.reads_namespace_objects():
+            self.workload_namespaces[report.context.namespace] = None
+        secret = plan.node_secret()
+        if secret is not None:
+            self.node_secrets.append((report, *secret))

@@ -1,0 +1,71 @@
+"""The verification step refuses what it is there to refuse: a splice that changed more
+(or other) than the plan asked for."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from proxy_postrender import engine, verify
+from proxy_postrender.request import Request
+from proxy_postrender.yamltext import libyaml, stream
+
+ENV = (("HTTP_PROXY", "http://proxy.corp.example:3128"), ("NO_PROXY", ".svc"))
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  template:
+    spec:
+      containers:
+        - name: app
+          image: nginx
+          env:
+            - name: A
+              value: "1"
+        - name: sidecar
+          image: envoy
+"""
+
+
+def _spliced() -> tuple[str, list[Any]]:
+    """The spliced document and the data it must read back as."""
+    out = engine.process(DEPLOYMENT, Request(env=ENV)).text
+    assert verify.equivalent(out, libyaml.load_data(out))
+    return out, libyaml.load_data(out)
+
+
+def test_the_engine_output_verifies() -> None:
+    out, expected = _spliced()
+    assert "HTTP_PROXY" in out and [s.text for s in stream.split(out)] == [out]
+    assert verify.equivalent(out, expected)
+
+
+# Each corruption stands for a class of splice bug; none may verify.
+CORRUPTIONS = {
+    "wrong indent (entry lands in the parent list)": (
+        "            - name: HTTP_PROXY",
+        "          - name: HTTP_PROXY",
+    ),
+    "wrong parent (env under the pod spec)": ("          env:\n", "      env:\n"),
+    "lost line": ("              value: http://proxy.corp.example:3128\n", ""),
+    "duplicated key": (
+        "          image: nginx\n",
+        "          image: nginx\n          image: nginx\n",
+    ),
+    "broken quoting": ('value: "1"', 'value: "1'),
+    "value changed": ('value: ".svc"', 'value: ".svc,x"'),
+    "a neighbour changed": ("image: envoy", "image: envoy2"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CORRUPTIONS))
+def test_a_wrong_splice_is_refused(name: str) -> None:
+    out, expected = _spliced()
+    old, new = CORRUPTIONS[name]
+    assert old in out, name
+    corrupted = out.replace(old, new, 1)
+    assert not verify.equivalent(corrupted, expected), name
