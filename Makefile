@@ -8,7 +8,7 @@ TOOLS := $(CURDIR)/.cache/tools
 HELM3 := $(TOOLS)/helm3/helm
 HELM4 := $(TOOLS)/helm4/helm
 
-.PHONY: venv demo test lint validate bench bench-profile helm clients golden fuzz clean
+.PHONY: venv demo test lint validate bench bench-profile helm clients golden fuzz docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -64,6 +64,12 @@ bench-profile: $(STAMP) helm
 ## fuzz: the fuzz test with many more examples (FUZZ_EXAMPLES, default 20000)
 fuzz: $(STAMP)
 	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-20000} $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_fuzz.py
+
+## docs: regenerate what the profile's option tables give: docs/profile.md's field
+## reference and the ProxyProfile JSON Schema (in the package and in docs/)
+docs: $(STAMP)
+	$(BIN)/python -m proxy_postrender.profile.reference --write
+	$(BIN)/python -m proxy_postrender.profile.schema --write
 
 ## golden: regenerate expected outputs (review the diff before committing)
 golden: $(STAMP)

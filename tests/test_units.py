@@ -11,7 +11,7 @@ from ruamel.yaml import YAML
 
 from proxy_postrender.errors import ProfileError
 from proxy_postrender.noproxy import syntax
-from proxy_postrender.profile import loader
+from proxy_postrender.profile import loader, records
 from proxy_postrender.yamltext import scalars, stream
 
 
@@ -155,11 +155,13 @@ def test_profile_flags_override_and_replace(tmp_path: Path) -> None:
         tmp_path,
         BASE.format(name="a", url="http://a:1") + "  noProxy: [x.com]\n  noProxyPresets: []\n",
     )
-    overrides = loader.Overrides(http_proxy="http://b:2", no_proxy="y.com,z.com")
+    overrides = records.Overrides(http_proxy="http://b:2", no_proxy="y.com,z.com")
     loaded = loader.load(path, overrides=overrides, environ={})
     assert loaded.http_proxy == "http://b:2"
     assert syntax.join(item.entry for item in loaded.no_proxy()) == "y.com,z.com"
-    flags_only = loader.load(None, overrides=loader.Overrides(https_proxy="http://c:3"), environ={})
+    flags_only = loader.load(
+        None, overrides=records.Overrides(https_proxy="http://c:3"), environ={}
+    )
     assert flags_only.http_proxy is None and flags_only.https_proxy == "http://c:3"
 
 

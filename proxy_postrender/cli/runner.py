@@ -135,14 +135,14 @@ def run(params: Params, reporter: Reporter) -> None:
     from proxy_postrender import engine
     from proxy_postrender.cli import krm
     from proxy_postrender.cli import report as report_mod
-    from proxy_postrender.profile import loader
+    from proxy_postrender.profile import loader, records
     from proxy_postrender.profile.request import to_request
     from proxy_postrender.request import Request
     from proxy_postrender.yamltext import spool, stream
 
     path = profile_path(params.profile_arg, params.profile_opt)
     namespace = params.namespace or os.environ.get("ARGOCD_APP_NAMESPACE") or None
-    overrides = loader.Overrides(
+    overrides = records.Overrides(
         params.http_proxy, params.https_proxy, params.no_proxy, params.on_conflict, namespace
     )
     remove, report = params.remove, params.report

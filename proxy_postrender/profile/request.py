@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from proxy_postrender.fields.setters import FieldSettings
-from proxy_postrender.profile.loader import Profile
+from proxy_postrender.profile.records import Profile
 from proxy_postrender.request import CredentialSecret, Request
 from proxy_postrender.structs import replace
 

@@ -23,13 +23,13 @@ if TYPE_CHECKING:
 def _no_proxy_config(
     path: str | None, profile_name: str | None, no_proxy: str | None, redactor: Redactor
 ) -> NoProxyConfig:
-    from proxy_postrender.profile import loader
+    from proxy_postrender.profile import loader, records
 
     if path is None:
         if profile_name is not None:
             raise UsageError("--profile-name needs a profile file")
         return loader.no_proxy_from_flags(no_proxy)
-    overrides = loader.Overrides(no_proxy=no_proxy)
+    overrides = records.Overrides(no_proxy=no_proxy)
     loaded = loader.load(path, profile_name=profile_name, overrides=overrides, redactor=redactor)
     return loaded.no_proxy_config
 

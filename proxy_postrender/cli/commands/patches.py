@@ -39,14 +39,14 @@ def patches_command(
     from proxy_postrender.cli import patches as patches_mod
     from proxy_postrender.generated import generated_by
     from proxy_postrender.objects import walk_objects
-    from proxy_postrender.profile import loader
+    from proxy_postrender.profile import loader, records
     from proxy_postrender.profile.request import to_request
     from proxy_postrender.yamltext import libyaml, stream
 
     unpatchable = (targets.KUBEADM, targets.CLUSTERCLASS)
 
     def run_it(redactor: Redactor) -> int:
-        overrides = loader.Overrides(http_proxy, https_proxy, no_proxy, on_conflict)
+        overrides = records.Overrides(http_proxy, https_proxy, no_proxy, on_conflict)
         loaded = loader.load(
             profile_path(profile_arg, profile_opt),
             profile_name=profile_name,

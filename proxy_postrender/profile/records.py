@@ -1,0 +1,78 @@
+"""The records a loaded profile is made of: Profile, Credentials, and the
+command-line Overrides that take precedence over the file."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from proxy_postrender import targets
+from proxy_postrender.nodes.kubeadm import NodeSettings
+from proxy_postrender.noproxy import scope, syntax
+from proxy_postrender.noproxy.scope import NoProxyConfig
+from proxy_postrender.pods.selection import WorkloadSettings
+from proxy_postrender.profile.tables import DEFAULT_CONTAINERD_DROPIN, DEFAULT_KUBELET_DROPIN
+from proxy_postrender.structs import Struct, field
+from proxy_postrender.targets import TargetTable
+
+
+class Profile(Struct, frozen=True):
+    name: str
+    http_proxy: str | None
+    https_proxy: str | None
+    no_proxy_config: NoProxyConfig = field(default_factory=NoProxyConfig)
+    workloads: WorkloadSettings = field(default_factory=WorkloadSettings)
+    credentials: Credentials = field(default_factory=lambda: Credentials())
+    ca_pem: str | None = None  # set when the workloads mount the proxy CA
+    setter_ca: str | None = None  # the proxy CA, for field setters (caBundle)
+    custom: TargetTable = targets.BUILT_IN
+    warnings: tuple[str, ...] = ()
+    on_conflict: str = "keep"
+    nodes: NodeSettings | None = field(
+        default_factory=lambda: NodeSettings(DEFAULT_CONTAINERD_DROPIN, DEFAULT_KUBELET_DROPIN)
+    )
+
+    @property
+    def has_credentials(self) -> bool:
+        return any(
+            "@" in urlsplit(url).netloc for url in (self.http_proxy, self.https_proxy) if url
+        )
+
+    def no_proxy(self) -> list[syntax.Sourced]:
+        """The NO_PROXY entries of the workloads, with their sources."""
+        return scope.build(self.no_proxy_config)
+
+    def env_vars(self) -> list[tuple[str, str]]:
+        """The variables every container gets, upper case first, in a fixed order."""
+        return env_with(self.http_proxy, self.https_proxy, self.no_proxy())
+
+
+def env_with(
+    http_proxy: str | None, https_proxy: str | None, entries: list[syntax.Sourced]
+) -> list[tuple[str, str]]:
+    upper: list[tuple[str, str]] = []
+    if http_proxy:
+        upper.append(("HTTP_PROXY", http_proxy))
+    if https_proxy:
+        upper.append(("HTTPS_PROXY", https_proxy))
+    if entries:
+        upper.append(("NO_PROXY", syntax.join(item.entry for item in entries)))
+    return upper + [(name.lower(), value) for name, value in upper]
+
+
+class Credentials(Struct, frozen=True):
+    secret_ref: str | None = None  # workloads read the proxy URLs from this Secret
+    create_secret: bool = False  # and the tool emits it in every namespace it touches
+    forbid_plaintext: bool = False
+
+
+class Overrides(Struct):
+    """Values from command-line flags; ``None`` means "not given"."""
+
+    http_proxy: str | None = None
+    https_proxy: str | None = None
+    no_proxy: str | None = None
+    on_conflict: str | None = None
+    namespace: str | None = None  # the release namespace (--namespace, ARGOCD_APP_NAMESPACE)
+
+    def any_proxy(self) -> bool:
+        return self.http_proxy is not None or self.https_proxy is not None

@@ -1,0 +1,118 @@
+"""The cross-field rules of a profile: what no single field's check can say.
+
+Section rules take the section's checked values (see check.read) and run right
+after its fields; the others are called by the loader between sections, in the
+order that decides which of two errors a profile is told about. Where JSON
+Schema can say the same, schema.py says it too.
+"""
+
+from __future__ import annotations
+
+from proxy_postrender import TYPE_CHECKING
+from proxy_postrender.errors import ProfileError
+from proxy_postrender.redact import userinfo
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from proxy_postrender.nodes.kubeadm import NodeSettings
+
+# the variables the tool sets itself (either case), which spec.workloads.extraEnv may not
+RESERVED_ENV = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "JAVA_TOOL_OPTIONS")
+
+
+# --- section rules ------------------------------------------------------------------
+
+
+def credentials(values: dict[str, Any], where: str) -> None:
+    """spec.credentials: createSecret needs secretRef, and forbidPlaintext forbids it."""
+    create = values["createSecret"]
+    if create and values["secretRef"] is None:
+        raise ProfileError(f"{where}.createSecret: needs secretRef (the Secret's name)")
+    if create and values["forbidPlaintext"]:
+        raise ProfileError(
+            f"{where}: createSecret writes the credentials into the output, which "
+            "forbidPlaintext forbids; create the Secret another way"
+        )
+
+
+def nodes(values: dict[str, Any], where: str) -> None:
+    """spec.nodes: the drop-ins and the env file are three different files."""
+    chosen = [values[k] for k in ("containerdDropIn", "kubeletDropIn", "envFile")]
+    chosen = [path for path in chosen if path is not None]
+    if len(set(chosen)) != len(chosen):
+        raise ProfileError(f"{where}: containerdDropIn, kubeletDropIn and envFile must differ")
+
+
+def workloads(values: dict[str, Any], where: str) -> None:
+    """spec.workloads: extraEnv sets other variables, each once; one case at least."""
+    seen: set[str] = set()
+    for item in values["extraEnv"]:
+        name = item["name"]
+        if name.upper() in RESERVED_ENV:
+            raise ProfileError(f"{where}.extraEnv: {name} is a variable the tool sets itself")
+        if name in seen:
+            raise ProfileError(f"{where}.extraEnv: {name} is listed twice")
+        seen.add(name)
+    if not values["upperCase"] and not values["lowerCase"]:
+        raise ProfileError(f"{where}: upperCase and lowerCase cannot both be false")
+
+
+def requirement(values: dict[str, Any], where: str) -> None:
+    """A matchExpressions item: In and NotIn need values, Exists and DoesNotExist take none."""
+    operator = values["operator"]
+    if operator in ("In", "NotIn") and not values["values"]:
+        raise ProfileError(f"{where}.values: {operator} needs at least one value")
+    if operator in ("Exists", "DoesNotExist") and values["values"]:
+        raise ProfileError(f"{where}.values: {operator} takes no values")
+
+
+# --- rules between sections (called by the loader) ------------------------------------
+
+
+def api_version_and_kind(obj: Mapping[str, Any], origin: str, api_version: str, kind: str) -> None:
+    if obj.get("apiVersion") != api_version or obj.get("kind") != kind:
+        raise ProfileError(
+            f"{origin}: expected apiVersion {api_version} and kind {kind}, "
+            f"got {obj.get('apiVersion')!r} / {obj.get('kind')!r}"
+        )
+
+
+def no_user_with_from_env(url: str, where: str) -> None:
+    """spec.credentials.fromEnv gives the user: the proxy URL must not."""
+    if userinfo(url) is not None:
+        raise ProfileError(
+            f"{where}: the URL has a user already; spec.credentials.fromEnv adds one"
+        )
+
+
+def a_proxy(proxies: Mapping[str, str | None], origin: str) -> None:
+    if not proxies["httpProxy"] and not proxies["httpsProxy"]:
+        raise ProfileError(f"{origin}: spec.httpProxy or spec.httpsProxy is required")
+
+
+def secret_nodes(
+    secret_ref: str | None,
+    proxies: Mapping[str, str | None],
+    nodes: NodeSettings | None,
+    origin: str,
+) -> None:
+    """A password kept out of the workloads must not go inline into node bootstrap."""
+    has_credentials = any(userinfo(url) for url in proxies.values() if url)
+    if secret_ref and has_credentials and nodes and nodes.credentials == "inline":
+        raise ProfileError(
+            f"{origin}: spec.credentials.secretRef keeps the password out of the workloads, but "
+            "Cluster API node bootstrap would write it inline: set spec.nodes.credentials: "
+            "secret (or spec.nodes.enabled: false)"
+        )
+
+
+def ca_env(extra_env: tuple[tuple[str, str], ...], ca_env: tuple[str, ...], origin: str) -> None:
+    """spec.workloads.extraEnv and spec.caBundle.env set different variables."""
+    clash = sorted(set(ca_env) & {name for name, _ in extra_env})
+    if clash:
+        raise ProfileError(
+            f"{origin}: spec.workloads.extraEnv sets {', '.join(clash)}, which "
+            "spec.caBundle.env sets too"
+        )
