@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterable, Mapping
 
 from proxy_postrender import TYPE_CHECKING, generated, planners, verify
 from proxy_postrender.errors import DocumentContext, InputError
-from proxy_postrender.noproxy.discovery import discover_stream
 from proxy_postrender.noproxy.environments import Environments
 from proxy_postrender.objects import annotations_of, walk_objects
 from proxy_postrender.request import Request
@@ -81,7 +80,11 @@ def run(
     """Transform the stream that ``segments()`` gives (twice when
     :func:`needs_two_passes`) into ``out``; raise InputError on any problem."""
     result = Result(keep_objects=keep_objects)
-    clusters = discover_stream(segments()) if needs_two_passes(request) else None
+    clusters = None
+    if needs_two_passes(request):
+        from proxy_postrender.noproxy.discovery import discover_stream  # lazy: start-up time
+
+        clusters = discover_stream(segments())
     envs = Environments(request.env, request.no_proxy, clusters)
     kinds = request.targets.kinds
 

@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from proxy_postrender.yamltext.stream import Segment
 
 # scheme://user:password@ — a URL that carries a password in clear
-_PLAINTEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]*:[^\s/?#@]+@")
-_ENCODED_COMMAND = re.compile(r"-EncodedCommand\s+([A-Za-z0-9+/=]+)")
+_PLAINTEXT = r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]*:[^\s/?#@]+@"
+_ENCODED_COMMAND = r"-EncodedCommand\s+([A-Za-z0-9+/=]+)"
 
 
 def equivalent(text: str, expected: list[Any]) -> bool:
@@ -45,9 +45,10 @@ def _decoded(payload: str) -> str:
 
 def no_plaintext(segments: Iterable[Segment]) -> None:
     """Raise when a document holds a URL with a password in clear."""
+    plaintext, encoded = re.compile(_PLAINTEXT), re.compile(_ENCODED_COMMAND)
     for index, segment in enumerate(segments, start=1):
-        if _PLAINTEXT.search(segment.text) is None and not any(
-            _PLAINTEXT.search(_decoded(m.group(1))) for m in _ENCODED_COMMAND.finditer(segment.text)
+        if plaintext.search(segment.text) is None and not any(
+            plaintext.search(_decoded(m.group(1))) for m in encoded.finditer(segment.text)
         ):
             continue
         raise InputError(

@@ -16,9 +16,11 @@ if TYPE_CHECKING:
     from typing import Any
 
 from proxy_postrender.noproxy import advice, scope, syntax
-from proxy_postrender.noproxy.discovery import ClusterIndex
 from proxy_postrender.noproxy.scope import ClusterNetwork, NoProxyConfig
 from proxy_postrender.structs import Struct
+
+if TYPE_CHECKING:
+    from proxy_postrender.noproxy.discovery import ClusterIndex
 
 Env = tuple[tuple[str, str], ...]
 _NO_PROXY = ("NO_PROXY", "no_proxy")
