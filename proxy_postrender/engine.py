@@ -97,8 +97,12 @@ def run(
         # documents as a reader counts them: every "---", and content before the first
         counted = int(content or segment.text.startswith("---"))
         result.documents += counted
-        if content and generated.made_anew(segment, request):
-            continue  # emitted by an earlier run: made anew below
+        found = generated.earlier(segment) if content else None
+        if found is not None:
+            if generated.makes(request, found):
+                result.dropped.append(found)
+                continue  # made anew at the end where the stream still needs it
+            result.kept.append(found)
         kind = segment.sniff_kind() if content else None
         if not content or (kind is not None and kind not in kinds):
             consume(_pass_through(segment, result.documents, counted, request))

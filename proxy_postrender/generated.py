@@ -7,9 +7,12 @@
 - workloads mount the proxy CA from a ConfigMap in each such namespace
   (``spec.caBundle.workloads``).
 
-Each is marked with the annotation ``proxy-postrender.io/generated`` so that
-a re-run drops the old copy and makes it anew. One object the stream already
-holds under the same kind, namespace and name is an error, never a duplicate.
+Each is marked with the annotation ``proxy-postrender.io/generated``. A re-run
+drops the old copy of what its profile makes (and makes it anew when the
+stream still needs it); ``--remove`` drops every one; an earlier run's object
+that this profile does not make stays where it is. Both cases the report
+names. One object the stream already holds under the same kind, namespace and
+name is an error, never a duplicate.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from proxy_postrender.errors import InputError
 from proxy_postrender.nodes.kubeadm import secret_data
 from proxy_postrender.objects import annotations_of, walk_objects
 from proxy_postrender.pods.selection import CA_KEY
+from proxy_postrender.result import Earlier
 from proxy_postrender.structs import Struct
 from proxy_postrender.yamltext.read import load_documents
 from proxy_postrender.yamltext.splice import block_lines
@@ -62,8 +66,21 @@ class Made(Struct, frozen=True):
 
 def documents(result: Result, request: Request, out: Output) -> list[str]:
     """The objects to emit after the stream, as documents; InputError when one of them
-    cannot be made (two contents for one Secret, a name the stream holds already)."""
+    cannot be made (two contents for one Secret, a name the stream holds already).
+    Adds to ``result.warnings`` what became of the earlier runs' objects."""
     made = [*_node_secrets(result, request), *_per_namespace(result, request)]
+    emitted = {(m.kind, m.namespace, m.name) for m in made}
+    for found in result.dropped:
+        if (found.kind, found.namespace, found.name) not in emitted and not request.removing:
+            result.warnings.append(
+                f"generated {found} from an earlier run: dropped, no object of this run "
+                "reads it now"
+            )
+    for found in result.kept:
+        result.warnings.append(
+            f"generated {found} from an earlier run: kept, this profile does not make it "
+            "(--remove takes it out)"
+        )
     if not made:
         return []
     existing = _existing(out, {m.name for m in made})
@@ -169,13 +186,44 @@ def generated_by(doc: Any) -> str | None:
     return str(value) if value else None
 
 
-def made_anew(segment: Segment, request: Request) -> bool:
-    """Whether the segment is an object an earlier run emitted that this run emits again
-    (or, removing, drops)."""
+def earlier(segment: Segment) -> Earlier | None:
+    """The object an earlier run generated, when the segment is one."""
     if GENERATED not in segment.text:
-        return False
+        return None
     docs = load_documents(segment.text)
-    made_by = generated_by(docs[0]) if docs is not None and len(docs) == 1 else None
-    if made_by == NODE_BOOTSTRAP:
-        return request.nodes is not None or request.removing
-    return made_by in (WORKLOAD_CREDENTIALS, CA_BUNDLE)
+    doc = docs[0] if docs is not None and len(docs) == 1 else None
+    made_by = generated_by(doc)
+    if made_by is None or not isinstance(doc, Mapping):
+        return None
+    metadata = doc.get("metadata")
+    metadata = metadata if isinstance(metadata, Mapping) else {}
+    namespace = metadata.get("namespace")
+    name = str(metadata.get("name") or "")
+    return Earlier(made_by, str(doc["kind"]), str(namespace) if namespace else None, name)
+
+
+def makes(request: Request, found: Earlier) -> bool:
+    """Whether this run makes objects like ``found`` (so that the old copy goes: made
+    anew where the stream still needs it); a removal drops every one."""
+    if request.removing:
+        return True
+    if found.made_by == NODE_BOOTSTRAP:
+        nodes = request.nodes
+        return (
+            nodes is not None
+            and nodes.credentials == "secret"
+            and nodes.create_secret
+            and nodes.secret_name in (None, found.name)
+        )
+    if found.made_by == WORKLOAD_CREDENTIALS:
+        secret = request.credential_secret
+        return found.kind == "Secret" and secret is not None and secret.name == found.name
+    if found.made_by == CA_BUNDLE:
+        ca = request.pods.ca
+        return (
+            found.kind == "ConfigMap"
+            and ca is not None
+            and request.ca_pem is not None
+            and ca.config_map == found.name
+        )
+    return False

@@ -7,6 +7,18 @@ from proxy_postrender.plans import Env, Plan, SecretRef
 from proxy_postrender.structs import Struct, field
 
 
+class Earlier(Struct, frozen=True):
+    """An object an earlier run generated, met in the stream."""
+
+    made_by: str
+    kind: str
+    namespace: str | None
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.namespace + '/' if self.namespace else ''}{self.name}"
+
+
 class ObjectReport(Struct):
     context: DocumentContext
     plan: Plan
@@ -35,6 +47,10 @@ class Result(Struct):
     workload_namespaces: dict[str | None, None] = field(default_factory=dict)
     # the Secrets node bootstrap reads: (the object's report, the Secret, what it holds)
     node_secrets: list[tuple[ObjectReport, SecretRef, Env]] = field(default_factory=list)
+    # objects earlier runs generated: dropped (made anew where still needed), kept
+    dropped: list[Earlier] = field(default_factory=list)
+    kept: list[Earlier] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # about the run as a whole
 
     @property
     def changed(self) -> list[ObjectReport]:

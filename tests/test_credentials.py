@@ -181,3 +181,55 @@ def test_extra_env_cannot_shadow_the_tools_variables(tmp_path: Path) -> None:
     ):
         with pytest.raises(ProfileError, match=message):
             loader.load(str(_write(tmp_path, body)), environ={})
+
+
+def _with_created_secrets(profile_edit: tuple[str, str] | None, tmp_path: Path) -> Path:
+    """The cred-create-secret profile, edited, written to tmp_path."""
+    case = GOLDEN / "cred-create-secret"
+    text = case.joinpath("profile.yaml").read_text()
+    if profile_edit is not None:
+        old, new = profile_edit
+        assert old in text
+        text = text.replace(old, new)
+    path = tmp_path / "profile.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_an_earlier_runs_objects_stay_when_this_profile_does_not_make_them(
+    tmp_path: Path,
+) -> None:
+    """Only what this run would make again is dropped; what it keeps, the report names."""
+    out = (GOLDEN / "cred-create-secret" / "expected.yaml").read_bytes()
+    # the same Secret, but the profile no longer emits it (the user now manages it)
+    profile = _with_created_secrets(("    createSecret: true", "    createSecret: false"), tmp_path)
+    proc = run_cli([str(profile), "--report"], out)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == out  # both Secrets kept, byte for byte, in place
+    report = proc.stderr.decode()
+    assert report.count("kept, this profile does not make it") == 2
+    assert "Secret shop/proxy-credentials" in report and "s3cr" not in report
+    # a profile that makes a Secret of another name keeps the old ones and adds its own
+    renamed = _with_created_secrets(
+        ("secretRef: proxy-credentials", "secretRef: proxy-b"), tmp_path
+    )
+    proc = run_cli([str(renamed), "--report"], out)
+    assert proc.returncode == 0, proc.stderr
+    names = [d["metadata"]["name"] for d in libyaml.load_data(proc.stdout.decode())]
+    assert names.count("proxy-credentials") == 2 and names.count("proxy-b") == 2
+    # --remove still takes every generated object out
+    removed = run_cli(["--remove"], out)
+    assert removed.stdout == (GOLDEN / "cred-create-secret" / "input.yaml").read_bytes()
+
+
+def test_an_earlier_runs_object_no_workload_reads_is_dropped_and_reported(tmp_path: Path) -> None:
+    out = (GOLDEN / "cred-create-secret" / "expected.yaml").read_text()
+    docs = out.split("---\n")
+    # drop the billing workloads: its Secret is no longer needed by this run
+    kept = [d for d in docs if "namespace: billing" not in d or "kind: Secret" in d]
+    proc = run_cli(
+        [str(_with_created_secrets(None, tmp_path)), "--report"], "---\n".join(kept).encode()
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert b"namespace: billing" not in proc.stdout
+    assert b"Secret billing/proxy-credentials from an earlier run: dropped" in proc.stderr

@@ -112,6 +112,7 @@ def _results(result: Result) -> list[dict[str, Any]]:
                 "resourceRef": _ref(report.context),
             }
         )
+    results += [{"message": w, "severity": "warning"} for w in result.warnings]
     for scope, warnings in result.no_proxy_warnings.items():
         results += [
             {"message": f"NO_PROXY ({scope}): {w}", "severity": "warning"} for w in warnings

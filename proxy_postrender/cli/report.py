@@ -33,6 +33,7 @@ def render(result: Result, *, removing: bool = False, warnings: Sequence[str] = 
         lines.append(f"  {status} {_object_name(report)}: {plan.summary()}{via}")
         lines += plan.describe()
     lines += [f"  warning profile: {warning}" for warning in warnings]
+    lines += [f"  warning {warning}" for warning in result.warnings]
     scopes: dict[str, list[str]] = {}  # the same warning once, with every scope it is about
     for scope, warnings in result.no_proxy_warnings.items():
         for warning in warnings:
