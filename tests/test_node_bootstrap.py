@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 from typing import Any
 
@@ -9,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proxy_postrender import engine
+from proxy_postrender import engine, structs
+from proxy_postrender.errors import InputError
 from proxy_postrender.nodes import kubeadm, quoting
 from proxy_postrender.request import Request
 from proxy_postrender.yamltext import libyaml
@@ -56,11 +58,12 @@ def bash_values(commands: list[str], names: list[str]) -> list[str]:
     return proc.stdout.decode().split("\0")[:-1]
 
 
+TEMPLATE = re.compile(r"\{[{%#]")  # what starts Jinja code in cloud-init's user data
 HOSTILE = st.text(
     st.characters(min_codepoint=0x20, max_codepoint=0x17F, blacklist_characters="\x7f"),
     min_size=1,
     max_size=30,
-)
+).filter(lambda v: not TEMPLATE.search(v))  # those are refused: see below
 
 
 @settings(max_examples=200)
@@ -88,7 +91,7 @@ def test_control_characters_are_refused(bad: str) -> None:
         quoting.shell_export("X", bad)
 
 
-PASSWORD_URL = 'http://build:p%40ss"w\\rd$`x`%%@proxy.corp.example:3128'
+PASSWORD_URL = "http://build:p%40ss%22w%5Crd$HOME(*)!;&x=%25@proxy.corp.example:3128"
 
 
 def _specs(text: str) -> list[dict[str, Any]]:
@@ -239,7 +242,7 @@ def test_secret_mode_keeps_credentials_out_of_the_kubeadm_objects() -> None:
         if doc["kind"] != "Secret":
             assert "p%40ss" not in str(doc) and "proxy.corp.example" not in str(doc)
     data = secrets[0]["stringData"]
-    url = 'http://build:p%40ss"w\\rd@proxy.corp.example:3128'
+    url = "http://build:p%40ss%22w%5Crd@proxy.corp.example:3128"
     env = dict(
         systemd_unquote_environment(line)
         for line in data["kubelet-http-proxy.conf"].splitlines()[1:]
@@ -416,3 +419,77 @@ def test_a_secret_with_odd_metadata_does_not_crash() -> None:
     data = b"apiVersion: v1\nkind: Secret\nmetadata: [proxy-postrender.io/generated]\n"
     proc = run_cli([str(SHARED_PROFILE)], data)
     assert proc.returncode == 0 and proc.stdout == data
+
+
+# --- the last gate: nothing written into a node holds template code or control characters
+
+
+TEMPLATED = st.builds(
+    lambda a, d, b: a + d + b, HOSTILE | st.just(""), st.sampled_from(["{{", "{%", "{#"]), HOSTILE
+)
+
+
+REFUSED = "the value of NO_PROXY holds '{{', '{%' or '{#'"
+
+
+@settings(max_examples=100)
+@given(TEMPLATED)
+def test_every_writer_refuses_template_delimiters(value: str) -> None:
+    env = [("NO_PROXY", value)]
+    for write in (
+        lambda: quoting.systemd_environment("NO_PROXY", value),
+        lambda: quoting.shell_export("NO_PROXY", value),
+        lambda: quoting.env_file(env),
+        lambda: quoting.dropin(env),
+        lambda: quoting.powershell_machine_env(env),
+        lambda: kubeadm.secret_data(NODES, env),
+    ):
+        with pytest.raises(InputError, match=re.escape(REFUSED)):
+            write()
+
+
+WINDOWS = (GOLDEN / "capi-windows" / "input.yaml").read_text()
+CLASSES = (GOLDEN / "capi-clusterclass" / "input.yaml").read_text()
+ENVFILE = structs.replace(NODES, layout="envfile")
+SECRET = structs.replace(NODES, credentials="secret", secret_name="corp-proxy")
+GATE_CASES = [
+    ("dropins", CAPI.decode(), NODES, "KubeadmControlPlane"),
+    ("envfile", CAPI.decode(), ENVFILE, "KubeadmControlPlane"),
+    ("secret", CAPI.decode(), SECRET, "KubeadmControlPlane"),
+    ("windows", WINDOWS, NODES, "Kubeadm"),
+    ("clusterclass", CLASSES, NODES, "ClusterClass default/quick-start"),
+    ("clusterclass-secret", CLASSES, SECRET, "ClusterClass default/quick-start"),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "nodes", "kind"), [c[1:] for c in GATE_CASES], ids=[c[0] for c in GATE_CASES]
+)
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("a,{{ds.meta_data.x}}", "holds '{{', '{%' or '{#', which cloud-init would render"),
+        ("a,{%x%}", "holds '{{', '{%' or '{#'"),
+        ("a,b\x01", "contains a control character"),
+        ("a,b\nc", "contains a control character"),
+    ],
+)
+def test_the_gate_names_the_document_whatever_the_layout(
+    text: str, nodes: kubeadm.NodeSettings, kind: str, value: str, message: str
+) -> None:
+    """Values that slipped past every earlier check are refused where they would be
+    written, as an input error that names the document (exit 1)."""
+    request = Request(env=(*ENV_A, ("NO_PROXY", value)), nodes=nodes)
+    with pytest.raises(InputError) as info:
+        engine.process(text, request)
+    error = info.value
+    assert error.context is not None and kind in error.context.describe()
+    assert message in str(error) and "NO_PROXY" in str(error) and "\n" not in str(error)
+    assert error.exit_code == 1
+
+
+def test_the_gate_covers_the_ca_file() -> None:
+    pem = "-----BEGIN CERTIFICATE-----\nMII{{x}}\n-----END CERTIFICATE-----\n"
+    nodes = structs.replace(NODES, ca_bundle=pem)
+    with pytest.raises(InputError, match=f"the file {kubeadm.CA_FILE} would hold"):
+        engine.process(CAPI.decode(), Request(env=ENV_A, nodes=nodes))

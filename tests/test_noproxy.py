@@ -13,6 +13,7 @@ import requests.utils
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from proxy_postrender.errors import InputError
 from proxy_postrender.noproxy import clients, discovery, scope, syntax
 from proxy_postrender.noproxy.scope import ClusterNetwork, NoProxyConfig
 from proxy_postrender.yamltext import libyaml
@@ -212,6 +213,92 @@ def test_bad_entries_are_named(raw: str, message: str) -> None:
     assert raw.strip() in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ("fe80::1%{{ds.meta_data.x}}", "zone ID is an interface name"),
+        ("[fe80::1%{#x#}]", "zone ID is an interface name"),
+        ("[fe80::1%{{x}}]:8080", "zone ID is an interface name"),
+        ("fe80::1%a\x01", "zone ID is an interface name"),
+        ("fe80::1%$(reboot)", "zone ID is an interface name"),
+        ("fe80::1%a-very-long-zone-name", "zone ID is an interface name"),
+        ("fd00::%eth0/64", "a CIDR takes no zone ID"),
+        ("fd00::%{{x}}/64", "a CIDR takes no zone ID"),
+        ("a" * 63 + "." + "b" * 63 + "." + "c" * 63 + "." + "d" * 63, "not a domain"),
+    ],
+)
+def test_zone_ids_and_names_are_only_what_they_can_be(raw: str, message: str) -> None:
+    with pytest.raises(syntax.NoProxyEntryError, match=message):
+        syntax.parse_entry(raw)
+
+
+@pytest.mark.parametrize(
+    ("raw", "text"),
+    [
+        ("fe80::1%eth0", "fe80::1%eth0"),
+        ("FE80::1%ETH0.100", "fe80::1%eth0.100"),
+        ("[fe80::1%12]:8080", "[fe80::1%12]:8080"),
+        ("a" * 63 + "." + "b" * 63 + "." + "c" * 63 + "." + "d" * 61, None),
+    ],
+)
+def test_zone_ids_and_long_names_that_can_be_are_kept(raw: str, text: str | None) -> None:
+    assert syntax.parse_entry(raw).text == (text or raw)
+
+
+def test_report_says_how_clients_read_an_address_with_a_zone() -> None:
+    pod = b"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a\n"
+    proc = run_cli(["--http-proxy", "http://p:1", "--no-proxy", "fe80::1%eth0", "--report"], pod)
+    assert proc.returncode == 0, proc.stderr
+    assert "fe80::1%eth0: Go matches an address with a zone ID only in URLs" in (
+        proc.stderr.decode()
+    )
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (
+            {"controlPlaneEndpoint": {"host": "fe80::1%{{x}}"}},
+            "spec.controlPlaneEndpoint.host: 'fe80::1%{{x}}' is not a host name or an IP",
+        ),
+        (
+            {"controlPlaneEndpoint": {"host": "api.example:6443"}},
+            "spec.controlPlaneEndpoint.host: 'api.example:6443' is not a host name",
+        ),
+        (
+            {"clusterNetwork": {"pods": {"cidrBlocks": ["10.0.0.0/8", "example.com"]}}},
+            "spec.clusterNetwork.pods.cidrBlocks[1]: 'example.com' is not a CIDR or an IP",
+        ),
+        (
+            {"clusterNetwork": {"serviceDomain": "10.0.0.1"}},
+            "spec.clusterNetwork.serviceDomain: '10.0.0.1' is not a domain name",
+        ),
+    ],
+)
+def test_cluster_values_that_are_no_entries_are_errors(spec: Any, message: str) -> None:
+    cluster = {"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster", "spec": spec}
+    with pytest.raises(InputError) as info:
+        discovery.discover([{**cluster, "metadata": {"name": "c"}}])
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_cluster_values_are_normalised_as_entries() -> None:
+    cluster = {
+        "apiVersion": "cluster.x-k8s.io/v1beta1",
+        "kind": "Cluster",
+        "metadata": {"name": "c"},
+        "spec": {
+            "clusterNetwork": {
+                "pods": {"cidrBlocks": ["10.1.2.3/16"]},
+                "serviceDomain": "Corp.Local.",
+            },
+            "controlPlaneEndpoint": {"host": "FD00:0::10"},
+        },
+    }
+    net = discovery.discover([cluster]).clusters[("", "c")]
+    assert (net.pods, net.domain, net.endpoint) == (("10.1.0.0/16",), "corp.local", "fd00::10")
+
+
 # --- sources and presets -------------------------------------------------------
 
 
@@ -350,6 +437,10 @@ def test_template_variables_are_not_taken_for_networks() -> None:
     }
     net = discovery.discover([cluster]).clusters[("", "c")]
     assert net.pods == ("10.1.0.0/16",) and net.endpoint is None
+    assert net.left_out == (
+        "Cluster c spec.controlPlaneEndpoint.host ('${CONTROL_PLANE_ENDPOINT_IP}')",
+        "Cluster c spec.clusterNetwork.pods.cidrBlocks[0] ('${POD_CIDR}')",
+    )
 
 
 def test_two_clusters_get_two_no_proxy_values_in_the_output() -> None:

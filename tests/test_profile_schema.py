@@ -194,6 +194,9 @@ INVALID_PROFILES: list[tuple[str, str, str, str | None]] = [
     ("url-escape", "  httpsProxy: http://u:p$${X}@proxy:3128\n", "percent-encode", None),
     ("url-hunter2", "  httpsProxy: http://user:HUNTER2@proxy:notaport\n", "invalid port", None),
     ("url-user-@", "  httpsProxy: http://u:p@w@proxy:1\n", "percent-encode them", None),
+    ("url-go-quote", "  httpsProxy: 'http://u:p\"w@proxy:1'\n", "percent-encode it as %22", None),
+    ("url-go-escape", "  httpsProxy: http://u:p%zz@proxy:1\n", "starts no %XX escape", None),
+    ("url-go-host", "  httpsProxy: http://u:p@pro$xy:1\n", "not a host name", None),
     (
         "no-proxy-at-all",
         "apiVersion: proxy-postrender.io/v1alpha1\nkind: ProxyProfile\nspec: {httpProxy: null}\n",

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The HTTP clients the NO_PROXY models are checked against, from Debian's
-# packages when missing: curl, wget, Go (its net/http), and unshare + ip for the
-# private network namespace the curl and wget probes run in.
+# packages when missing: curl, wget, Go (its net/http: NO_PROXY decisions in
+# tests/goclient, proxy URL parsing in tests/gourl; both built offline, no
+# modules), and unshare + ip for the private network namespace the curl and
+# wget probes run in.
 set -euo pipefail
 missing=()
 command -v curl >/dev/null || missing+=(curl)

@@ -90,14 +90,17 @@ def secret_ref(obj: Mapping[str, Any], settings: NodeSettings) -> SecretRef:
 
 
 def secret_data(settings: NodeSettings, env: Sequence[tuple[str, str]]) -> dict[str, str]:
-    """The Secret's keys: the env file, and with the drop-ins layout the drop-ins too."""
+    """The Secret's keys: the env file, and with the drop-ins layout the drop-ins too
+    (the nodes read them as files: they pass the same gate)."""
     data = {}
     if settings.layout == "dropins":
         data[SECRET_KEYS["containerd"]] = quoting.dropin(env)
         if settings.kubelet_dropin:
             data[SECRET_KEYS["kubelet"]] = quoting.dropin(env)
     data[ENV_KEY] = quoting.env_file(env)
-    return data
+    return {
+        key: quoting.gate(text, f"the Secret key {key}", lines=True) for key, text in data.items()
+    }
 
 
 class NodePlan(Plan):
@@ -182,6 +185,7 @@ def desired_files(
     secret_mode = "0600" if settings.password else "0640"
 
     def entry(path: str, content: str, permissions: str = secret_mode) -> dict[str, Any]:
+        content = quoting.gate(content, f"the file {path}", lines=True)
         return {"path": path, "owner": "root:root", "permissions": permissions, "content": content}
 
     def from_secret(path: str, key: str) -> dict[str, Any]:
@@ -211,8 +215,10 @@ def desired_commands(
     if settings.ca_bundle:
         head.insert(0, TRUST_CA)
     if secret is not None or settings.layout == "envfile":
-        return [*head, f"set -a && . {settings.env_file} && set +a"]
-    return [*head, *(quoting.shell_export(name, value) for name, value in env)]
+        commands = [*head, f"set -a && . {settings.env_file} && set +a"]
+    else:
+        commands = [*head, *(quoting.shell_export(name, value) for name, value in env)]
+    return [quoting.gate(command, "a preKubeadmCommands entry") for command in commands]
 
 
 def desired_entries(
@@ -220,9 +226,12 @@ def desired_entries(
     env: Sequence[tuple[str, str]],
     secret: SecretRef | None,
 ) -> tuple[list[dict[str, Any]], list[str]]:
-    """The files and leading commands a Linux spec should carry; none when removing."""
+    """The files and leading commands a Linux spec should carry; none when removing.
+    The values are checked here also when a Secret will carry them (secret mode), so
+    that an error names the object."""
     if settings is None or not env:
         return [], []
+    quoting.check_env(env)
     return desired_files(settings, env, secret), desired_commands(env, settings, secret)
 
 
@@ -376,7 +385,8 @@ def plan(
         elif settings and env and settings.credentials == "secret":
             result.skipped = "Windows node template: secret mode covers Linux nodes only"
         elif settings and env:
-            wanted_commands = [quoting.powershell_machine_env(env)]
+            command = quoting.powershell_machine_env(env)
+            wanted_commands = [quoting.gate(command, "a preKubeadmCommands entry")]
     elif settings and env:
         if settings.credentials == "secret":
             secret = result.secret = secret_ref(obj, settings)

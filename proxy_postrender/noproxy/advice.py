@@ -71,12 +71,24 @@ def for_list(
                 f"{item.entry.text}: curl and wget ignore entries with a port, Python honours "
                 "them only for URLs that name the port"
             )
+    for item in entries:
+        if item.entry.kind == "ip" and "%" in item.entry.text:
+            warnings.append(
+                f"{item.entry.text}: Go matches an address with a zone ID only in URLs with that "
+                "zone, curl never: list the address without its zone as well"
+            )
     if any(item.entry.kind == "cidr" and ":" in item.entry.text for item in entries):
         warnings.append(
             "IPv6 CIDRs are ignored by curl (7.86 to 8.17), Python requests and wget: list the "
             "IPv6 addresses those clients call, or expect them to use the proxy"
         )
     for net in discovered:
+        warnings += [
+            f"{field} is a template variable still, left out of NO_PROXY: expand it first "
+            "(clusterctl generate cluster, envsubst) or list the value in spec.noProxy"
+            for field in net.left_out
+            if "controlPlaneEndpoint" not in field  # said below
+        ]
         if net.endpoint is None:
             warnings.append(
                 f"the control-plane endpoint of {net.label} is not in the stream (set at run "

@@ -14,17 +14,26 @@ preset. A kubeadm object belongs to the clusters that
 
 API versions v1beta1 and v1beta2 differ in where references live; both are
 read. Everything here is pure data in, data out.
+
+The values a Cluster gives end up in the nodes' drop-ins and commands, inside
+user data that cloud-init renders as a Jinja template: a value that is not a
+CIDR, an IP address or a host name (as NO_PROXY entries are parsed) is an
+error that names the document it came from. A value that is still a template
+variable (``${POD_CIDR}``, as in clusterctl templates) is left out, and the
+report says so.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping
 
 from proxy_postrender import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from typing import Any
 
+from proxy_postrender.errors import DocumentContext, InputError
 from proxy_postrender.noproxy import presets, syntax
 from proxy_postrender.noproxy.scope import ClusterNetwork
 from proxy_postrender.objects import LIST_KINDS, api_group, walk_objects
@@ -41,8 +50,21 @@ CLUSTER_NAME_LABEL = "cluster.x-k8s.io/cluster-name"
 # kinds the discovery reads (besides the infrastructure clusters a Cluster names)
 DISCOVERY_KINDS = frozenset({"Cluster", "MachineDeployment", "MachinePool", "ClusterClass"})
 
+HELM4_FILENAME = "postrenderer.helm.sh/postrender-filename"
+# a clusterctl/envsubst variable not yet expanded: ${NAME}, ${NAME:=default}, $NAME
+_VARIABLE = re.compile(r"\$\{?[A-Za-z_]")
+_WANTED = {
+    ("cidr", "ip"): "a CIDR or an IP address",
+    ("domain", "ip"): "a host name or an IP address",
+    ("domain",): "a domain name",
+}
+_HOST = ("domain", "ip")
+_CIDRS = ("cidr", "ip")
+_ENDPOINT = "spec.controlPlaneEndpoint.host"
+
 Key = tuple[str, str]  # (namespace, name); "" is the namespace of objects without one
 RefKey = tuple[str, str, str]  # (kind, namespace, name)
+Contexts = Callable[[Mapping[str, "Any"]], DocumentContext | None]
 
 
 def _get(obj: Any, *path: str) -> Any:
@@ -57,10 +79,11 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _strings(value: Any) -> tuple[str, ...]:
+def _strings(value: Any, where: str) -> list[tuple[str, str]]:
+    """The non-empty strings of a list, each with where it is (``where[i]``)."""
     if not isinstance(value, list):
-        return ()
-    return tuple(v for v in value if isinstance(v, str) and v)
+        return []
+    return [(f"{where}[{i}]", v) for i, v in enumerate(value) if isinstance(v, str) and v]
 
 
 def _meta(obj: Mapping[str, Any]) -> tuple[str, str, Mapping[str, Any]]:
@@ -82,23 +105,44 @@ def _is_capi(obj: Mapping[str, Any], kind: str) -> bool:
     return obj.get("kind") == kind and api_group(obj.get("apiVersion")) == CAPI_GROUP
 
 
-def _endpoint_host(value: Any) -> str | None:
-    host = _text(_get(value, "host"))
-    # an unexpanded variable such as ${CONTROL_PLANE_ENDPOINT_IP} is left out
-    return host if host and _valid([host], ("domain", "ip")) else None
+class _Values(Struct):
+    """Reads the network values of one object: checked, normalised, variables noted."""
 
+    label: str  # e.g. "Cluster ns/name", for the report
+    context: DocumentContext | None
+    left_out: list[str] = field(default_factory=list)  # "FIELD ('${VAR}')", for the report
 
-def _valid(values: Iterable[str], kinds: tuple[str, ...]) -> tuple[str, ...]:
-    """Values that are NO_PROXY entries of ``kinds``; template variables are left out."""
-    kept = []
-    for value in values:
+    def entry(self, value: str, kinds: tuple[str, ...], where: str) -> str | None:
+        """The normalised entry; None for a template variable; InputError for anything else
+        that is not one of ``kinds`` (it would land in the node bootstrap)."""
+        if _VARIABLE.search(value):
+            self.left_out.append(f"{self.label} {where} ({_shown(value)})")
+            return None
         try:
             entry = syntax.parse_entry(value)
         except syntax.NoProxyEntryError:
-            continue
-        if entry.kind in kinds and entry.port is None:
-            kept.append(value)
-    return tuple(kept)
+            entry = None
+        if entry is None or entry.kind not in kinds or entry.port is not None:
+            raise InputError(
+                f"{where}: {_shown(value)} is not {_WANTED[kinds]}, and it would go into the "
+                "NO_PROXY of the nodes' bootstrap (a ${VAR} still to be expanded is left out "
+                "instead)",
+                self.context,
+            )
+        return entry.text
+
+    def entries(self, value: Any, kinds: tuple[str, ...], where: str) -> tuple[str, ...]:
+        found = (self.entry(v, kinds, at) for at, v in _strings(value, where))
+        return tuple(e for e in found if e is not None)
+
+    def one(self, value: Any, kinds: tuple[str, ...], where: str) -> str | None:
+        text = _text(value)
+        return None if text is None else self.entry(text, kinds, where)
+
+
+def _shown(value: str) -> str:
+    """A value for a one-line message: repr (control characters escaped), shortened."""
+    return repr(value if len(value) <= 80 else value[:77] + "...")
 
 
 class _Cluster(Struct):
@@ -198,8 +242,15 @@ def _class_refs(obj: Mapping[str, Any], namespace: str) -> tuple[list[RefKey], s
     return refs, infra_kind
 
 
-def discover(objects: Iterable[Mapping[str, Any]]) -> ClusterIndex:
-    """Index the Cluster API objects of a stream (objects of any kind may be passed)."""
+def _no_context(obj: Mapping[str, Any]) -> DocumentContext | None:
+    return None
+
+
+def discover(
+    objects: Iterable[Mapping[str, Any]], context_of: Contexts = _no_context
+) -> ClusterIndex:
+    """Index the Cluster API objects of a stream (objects of any kind may be passed);
+    ``context_of`` names an object's document in errors."""
     found: list[_Cluster] = []
     others: dict[RefKey, Mapping[str, Any]] = {}
     machine_sets: list[tuple[Key, RefKey, str]] = []
@@ -233,7 +284,7 @@ def discover(objects: Iterable[Mapping[str, Any]]) -> ClusterIndex:
         infra_kind = cluster.infra[0] if cluster.infra else None
         if infra_kind is None and cluster.klass in classes:
             infra_kind = classes[cluster.klass][1]
-        index.clusters[cluster.key] = _network(cluster, others, infra_kind)
+        index.clusters[cluster.key] = _network(cluster, others, infra_kind, context_of)
         by = _label("Cluster", cluster.key)
         if cluster.control_plane:
             refer(cluster.control_plane, cluster.key, by)
@@ -247,37 +298,66 @@ def discover(objects: Iterable[Mapping[str, Any]]) -> ClusterIndex:
 
 
 def _network(
-    cluster: _Cluster, others: Mapping[RefKey, Mapping[str, Any]], infra_kind: str | None
+    cluster: _Cluster,
+    others: Mapping[RefKey, Mapping[str, Any]],
+    infra_kind: str | None,
+    context_of: Contexts,
 ) -> ClusterNetwork:
     label = _label("Cluster", cluster.key)
-    network = _get(cluster.obj, "spec", "clusterNetwork")
-    endpoint = _endpoint_host(_get(cluster.obj, "spec", "controlPlaneEndpoint"))
+    values = _Values(label, context_of(cluster.obj))
+    spec = _get(cluster.obj, "spec")
+    network = _get(spec, "clusterNetwork")
+    where = "spec.clusterNetwork"
+    endpoint = values.one(_get(spec, "controlPlaneEndpoint", "host"), _HOST, _ENDPOINT)
     endpoint_source = label
+    infra_left_out: list[str] = []
     if endpoint is None and cluster.infra is not None and cluster.infra in others:
-        endpoint = _endpoint_host(_get(others[cluster.infra], "spec", "controlPlaneEndpoint"))
         kind, namespace, name = cluster.infra
         endpoint_source = _label(kind, (namespace, name))
-    services = _valid(_strings(_get(network, "services", "cidrBlocks")), ("cidr", "ip"))
+        infra = others[cluster.infra]
+        infra_values = _Values(endpoint_source, context_of(infra))
+        host = _get(infra, "spec", "controlPlaneEndpoint", "host")
+        endpoint = infra_values.one(host, _HOST, _ENDPOINT)
+        infra_left_out = infra_values.left_out
+    services, pods = (
+        values.entries(_get(network, net, "cidrBlocks"), _CIDRS, f"{where}.{net}.cidrBlocks")
+        for net in ("services", "pods")
+    )
+    domain = values.one(_get(network, "serviceDomain"), ("domain",), f"{where}.serviceDomain")
     preset = presets.infrastructure_preset(infra_kind)
-    domain = _text(_get(network, "serviceDomain"))
     return ClusterNetwork(
         label=label,
-        pods=_valid(_strings(_get(network, "pods", "cidrBlocks")), ("cidr", "ip")),
+        pods=pods,
         services=services or (KUBEADM_SERVICE_CIDR,),
         services_default=not services,
         endpoint_source=endpoint_source if endpoint else None,
-        domain=domain.lower().rstrip(".") if domain and _valid([domain], ("domain",)) else None,
+        domain=domain,
         endpoint=endpoint,
         presets=(preset,) if preset else (),
         preset_reason=f"{infra_kind} of {label}" if preset else None,
+        left_out=(*values.left_out, *infra_left_out),
     )
 
 
+def _context(segment: Segment, index: int, obj: Mapping[str, Any]) -> DocumentContext:
+    """Where ``obj`` is in the stream, as the engine names documents in its errors."""
+    namespace, name, _ = _meta(obj)
+    annotations = _get(obj, "metadata", "annotations")
+    source = segment.helm_source() or _text(_get(annotations, HELM4_FILENAME))
+    kind = _text(obj.get("kind"))
+    return DocumentContext(index, segment.line, kind, name or None, namespace or None, source)
+
+
 def discover_stream(segments: Iterable[Segment]) -> ClusterIndex:
-    """Index the Cluster API objects of a stream; unparsable documents are left out."""
+    """Index the Cluster API objects of a stream; unparsable documents are left out.
+    Documents are counted as the engine counts them, so errors name the same one."""
     objects: list[Mapping[str, Any]] = []
+    contexts: dict[int, DocumentContext] = {}
+    index = 0
     for segment in segments:
-        if CAPI_GROUP not in segment.text or not segment.has_content():
+        content = segment.has_content()
+        index += int(content or segment.text.startswith("---"))
+        if CAPI_GROUP not in segment.text or not content:
             continue
         if len(segment.text) > MAX_PARSED_BYTES:
             continue  # no Cluster is that large; a target of that size is refused later
@@ -293,5 +373,7 @@ def discover_stream(segments: Iterable[Segment]) -> ClusterIndex:
         if docs is None:
             continue  # reported by the main pass when it is a target
         for doc in docs:
-            objects += [obj for _, obj in walk_objects(doc)]
-    return discover(objects)
+            for _, obj in walk_objects(doc):
+                objects.append(obj)
+                contexts[id(obj)] = _context(segment, index, obj)
+    return discover(objects, lambda obj: contexts.get(id(obj)))

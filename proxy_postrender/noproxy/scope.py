@@ -40,6 +40,7 @@ class ClusterNetwork(Struct, frozen=True):
     preset_reason: str | None = None  # e.g. "AWSCluster of Cluster ns/name"
     services_default: bool = False  # services is kubeadm's default, the Cluster names none
     endpoint_source: str | None = None  # the object the endpoint was read from
+    left_out: tuple[str, ...] = ()  # values that are template variables still, for the report
 
     @property
     def empty(self) -> bool:

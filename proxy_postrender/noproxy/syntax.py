@@ -4,6 +4,13 @@ An entry is one of: a domain (``example.com``), a domain suffix
 (``.example.com``; ``*.example.com`` is normalised to it), an IPv4 or IPv6
 address, a CIDR, any of those with a port (``host:port``, ``[v6]:port``), or a
 lone ``*``.
+
+Entries end up in systemd drop-ins and shell lines on Cluster API nodes, inside
+user data that cloud-init renders as a Jinja template, so nothing outside these
+forms is let through: domains are RFC 1123 labels (``_`` allowed), and the zone
+ID of a scoped IPv6 address (``fe80::1%eth0``) is an interface name or index
+(letters, digits, ``.``, ``_``, ``-``; at most 15, Linux's limit). A CIDR takes
+no zone: no client reads one there.
 """
 
 from __future__ import annotations
@@ -17,6 +24,8 @@ from proxy_postrender.structs import Struct
 _LABEL = r"(?!-)[a-z0-9_-]{1,63}(?<!-)"
 _DOMAIN_RE = re.compile(rf"^{_LABEL}(?:\.{_LABEL})*\.?$")
 _PORT_RE = re.compile(r"^[0-9]{1,5}$")
+_ZONE_RE = re.compile(r"^[a-z0-9._-]{1,15}$")  # lower case: entries are compared lower-cased
+MAX_NAME = 253  # RFC 1035: a name's text form without the final dot
 
 
 class NoProxyEntryError(ValueError):
@@ -35,23 +44,48 @@ def _check_port(entry: str, port: str) -> int:
     return int(port)
 
 
+def _check_zone(entry: str, address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> None:
+    zone = getattr(address, "scope_id", None)
+    if zone is not None and not _ZONE_RE.match(zone):
+        raise NoProxyEntryError(
+            f"NO_PROXY entry {entry!r}: an IPv6 zone ID is an interface name or index "
+            "(letters, digits, '.', '_', '-'; at most 15)"
+        )
+
+
+def _address(entry: str, host: str) -> str | None:
+    """The normalised text of an IP address (None: ``host`` is not one)."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return None
+    _check_zone(entry, address)
+    return str(address)
+
+
+def _network(entry: str, host: str) -> str:
+    try:
+        network = ipaddress.ip_network(host, strict=False)
+    except ValueError:
+        raise NoProxyEntryError(f"NO_PROXY entry {entry!r}: not a valid CIDR") from None
+    if getattr(network.network_address, "scope_id", None) is not None:
+        raise NoProxyEntryError(f"NO_PROXY entry {entry!r}: a CIDR takes no zone ID")
+    return str(network)
+
+
 def _host_kind(entry: str, host: str) -> tuple[str, str]:
     """Classify a host part (no port); return (normalised text, kind)."""
-    try:
-        return str(ipaddress.ip_address(host)), "ip"
-    except ValueError:
-        pass
+    address = _address(entry, host)
+    if address is not None:
+        return address, "ip"
     if "/" in host:
-        try:
-            return str(ipaddress.ip_network(host, strict=False)), "cidr"
-        except ValueError:
-            raise NoProxyEntryError(f"NO_PROXY entry {entry!r}: not a valid CIDR") from None
+        return _network(entry, host), "cidr"
     suffix = False
     if host.startswith("*."):
         host, suffix = host[2:], True
     elif host.startswith("."):
         host, suffix = host[1:], True
-    if not _DOMAIN_RE.match(host):
+    if not _DOMAIN_RE.match(host) or len(host.rstrip(".")) > MAX_NAME:
         raise NoProxyEntryError(
             f"NO_PROXY entry {entry!r}: not a domain, IP address, CIDR, host:port or '*'"
         )
@@ -77,6 +111,7 @@ def parse_entry(raw: str) -> NoProxyEntry:
             addr = ipaddress.IPv6Address(host)
         except ValueError:
             raise NoProxyEntryError(f"NO_PROXY entry {entry!r}: not an IPv6 address") from None
+        _check_zone(entry, addr)
         if not rest:
             return NoProxyEntry(str(addr), "ip")
         if not rest.startswith(":"):
@@ -92,6 +127,15 @@ def parse_entry(raw: str) -> NoProxyEntry:
         return NoProxyEntry(f"{text}:{port}", kind, port)
     text, kind = _host_kind(entry, entry)
     return NoProxyEntry(text, kind)
+
+
+def is_host(text: str) -> bool:
+    """Whether ``text`` is a host name or an IP address without a zone (a URL's host)."""
+    try:
+        entry = parse_entry(text)
+    except NoProxyEntryError:
+        return False
+    return entry.kind in ("domain", "ip") and entry.port is None and "%" not in entry.text
 
 
 def split_value(value: str | Iterable[str]) -> list[str]:

@@ -400,8 +400,39 @@ _CHECKS: Mapping[str, Check] = {
 }
 
 
+# RFC 3986 user-info as Go's net/url takes it: unreserved, sub-delims, ":" and
+# percent-escapes ("@" too, but curl ends the user-info at the first "@": refused)
+_USERINFO = frozenset(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:%"
+)
+_HEX = frozenset("0123456789ABCDEFabcdef")
+
+
+def _userinfo_problem(info: str) -> str | None:
+    """What in ``user[:password]`` Go programs (containerd, kubelet, kubeadm) would misread,
+    said without the value: Go re-reads a URL it cannot parse with ``http://`` in front,
+    which gives another proxy, or none."""
+    user, _, password = info.partition(":")
+    for part, text in (("user name", user), ("password", password)):
+        for i, ch in enumerate(text):
+            if ch == "%" and not (len(text) >= i + 3 and {text[i + 1], text[i + 2]} <= _HEX):
+                return f"the {part} holds a '%' that starts no %XX escape (write '%' as %25)"
+            if ch in _USERINFO:
+                continue
+            if ord(ch) > 0x7E:
+                return (
+                    f"the {part} holds a non-ASCII character (percent-encode its UTF-8 bytes, "
+                    "e.g. é as %C3%A9)"
+                )
+            return f"the {part} holds '{ch}' (percent-encode it as %{ord(ch):02X})"
+    return None
+
+
 def validate_proxy_url(value: str, where: str) -> str:
-    """Check a proxy URL; messages never repeat the URL's credentials."""
+    """Check a proxy URL; messages never repeat the URL's credentials.
+
+    What passes is read the same by Go's net/http (containerd, kubelet, kubeadm),
+    curl and Python: tests/test_go_proxy_urls.py checks it against Go."""
     shown = redact_url(value)
     if not value:
         raise ProfileError(f"{where}: must not be empty")
@@ -422,6 +453,17 @@ def validate_proxy_url(value: str, where: str) -> str:
             f"{where}: proxy URL {shown!r}: the user name or password holds one of / ? # [ ] @; "
             "percent-encode them (%2F %3F %23 %5B %5D %40)"
         )
+    problem = _userinfo_problem(info) if info else None
+    if problem:
+        raise ProfileError(
+            f"{where}: proxy URL {shown!r}: {problem}; Go programs (containerd, kubelet, "
+            "kubeadm) would use another proxy or none"
+        )
+    if not shown.isascii():
+        raise ProfileError(
+            f"{where}: proxy URL {shown!r}: the host must be ASCII (write a name in its "
+            "IDNA form, xn--...)"
+        )
     try:
         parts = urlsplit(value)
         port = parts.port
@@ -433,7 +475,12 @@ def validate_proxy_url(value: str, where: str) -> str:
         raise ProfileError(f"{where}: proxy URL {shown!r}: scheme must be http or https")
     if not parts.hostname:
         raise ProfileError(f"{where}: proxy URL {shown!r} has no host")
-    if port is not None and port == 0:
+    if not syntax.is_host(parts.hostname):
+        raise ProfileError(
+            f"{where}: proxy URL {shown!r}: the host is not a host name or an IP address "
+            "(IPv6 in brackets, without a zone)"
+        )
+    if port is not None and (port == 0 or not parts.netloc.rpartition(":")[2].isdigit()):
         raise ProfileError(f"{where}: proxy URL {shown!r}: port must be 1-65535")
     if parts.path not in ("", "/") or parts.query or parts.fragment:
         raise ProfileError(f"{where}: proxy URL {shown!r} must not have a path, query or fragment")

@@ -41,11 +41,12 @@ DRAFT = "http://json-schema.org/draft-07/schema#"
 VAR_REFERENCE = r"(?:^|[^$])\$\{[A-Za-z_][A-Za-z0-9_]*\}"
 
 _PORT = r"(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
-_URL_CHAR = r"[^\s/?#@{}\[\]\x00-\x1f\x7f]"
 # http(s)://[user[:password]@]host[:port][/]: what validate_proxy_url accepts
+# user-info as Go's net/url reads it back: RFC 3986 unreserved, sub-delims, ":", %XX
+_USERINFO = r"(?:[A-Za-z0-9._~!$&'()*+,;=:-]|%[0-9A-Fa-f]{2})*"
 PROXY_URL = (
-    rf"^[Hh][Tt][Tt][Pp][Ss]?://(?:{_URL_CHAR}*@)?"
-    rf"(?:\[[0-9A-Fa-f:.]+\]|[^\s/?#@{{}}\[\]:\x00-\x1f\x7f]+)(?::(?:0*{_PORT})?)?/?$"
+    rf"^[Hh][Tt][Tt][Pp][Ss]?://(?:{_USERINFO}@)?"
+    rf"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(?::(?:0*{_PORT})?)?/?$"
 )
 # NO_PROXY-style entries (noproxy/syntax.py: parse_entry), by what a field accepts
 _LABEL = r"[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?"
