@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from proxy_postrender import TYPE_CHECKING
 from proxy_postrender.errors import InputError
 from proxy_postrender.nodes.kubeadm import secret_data
-from proxy_postrender.objects import annotations_of, walk_objects
+from proxy_postrender.objects import GENERATED, annotations_of, walk_objects
 from proxy_postrender.pods.selection import CA_KEY
 from proxy_postrender.result import Earlier
 from proxy_postrender.structs import Struct
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from proxy_postrender.yamltext.spool import Output
     from proxy_postrender.yamltext.stream import Segment
 
-GENERATED = "proxy-postrender.io/generated"
 NODE_BOOTSTRAP = "node-bootstrap"
 WORKLOAD_CREDENTIALS = "workload-credentials"
 CA_BUNDLE = "ca-bundle"

@@ -16,6 +16,9 @@ if TYPE_CHECKING:
 # A path from a document's root: mapping keys and sequence indexes.
 Path = tuple[str | int, ...]
 
+# Marks the objects the tool emits itself (Secrets, ConfigMaps).
+GENERATED = "proxy-postrender.io/generated"
+
 # Kinds whose items are objects in their own right.
 LIST_KINDS: frozenset[str] = frozenset({"List"})
 

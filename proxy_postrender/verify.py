@@ -15,6 +15,7 @@ from collections.abc import Iterable
 
 from proxy_postrender import TYPE_CHECKING
 from proxy_postrender.errors import DocumentContext, InputError
+from proxy_postrender.objects import GENERATED
 from proxy_postrender.yamltext.read import load_documents
 
 if TYPE_CHECKING:
@@ -43,16 +44,32 @@ def _decoded(payload: str) -> str:
         return ""
 
 
-def no_plaintext(segments: Iterable[Segment]) -> None:
-    """Raise when a document holds a URL with a password in clear."""
+def no_plaintext(segments: Iterable[Segment], *, secret_backed: bool = False) -> None:
+    """Raise when a document holds a URL with a password in clear. ``secret_backed``:
+    the profile keeps the workloads' credentials in a Secret (spec.credentials.secretRef),
+    so a password in clear did not come from the tool's own writers."""
     plaintext, encoded = re.compile(_PLAINTEXT), re.compile(_ENCODED_COMMAND)
     for index, segment in enumerate(segments, start=1):
-        if plaintext.search(segment.text) is None and not any(
+        match = plaintext.search(segment.text)
+        if match is None and not any(
             plaintext.search(_decoded(m.group(1))) for m in encoded.finditer(segment.text)
         ):
             continue
+        line = segment.line + (segment.text.count("\n", 0, match.start()) if match else 0)
+        where = f"a URL with a password in clear at line {line} (--forbid-plaintext-credentials)"
+        if GENERATED in segment.text:
+            hint = (
+                "the Secret that spec.credentials.createSecret or spec.nodes.createSecret emits "
+                "holds the password; create that Secret another way"
+            )
+        elif secret_backed:
+            hint = (
+                "proxy-postrender writes none with spec.credentials.secretRef, so it came with "
+                "the input (the chart's own values); take it out there"
+            )
+        else:
+            hint = "keep the password in a Secret with spec.credentials.secretRef"
         raise InputError(
-            "a URL with a password in clear (--forbid-plaintext-credentials); "
-            "use spec.credentials.secretRef",
+            f"{where}: {hint}",
             DocumentContext(index, segment.line, source=segment.helm_source()),
         )

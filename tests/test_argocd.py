@@ -9,6 +9,7 @@ PATH.
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -89,6 +90,25 @@ def test_profile_path_and_fields_from_the_application_env(app: Path) -> None:
     only_env = _run(app, {"ARGOCD_ENV_HTTP_PROXY": "http://envonly:3128"})
     assert only_env.returncode == 0, only_env.stderr
     assert "http://envonly:3128" in only_env.stdout
+
+
+def test_proxy_urls_from_the_application_env_never_become_arguments(app: Path) -> None:
+    """Finding 7: arguments show in ps; the plugin hands the values over in the
+    environment (PROXY_POSTRENDER_HTTP_PROXY...)."""
+    bindir = app.parent.parent.parent / "bin"
+    bindir.mkdir()
+    seen = bindir / "argv"
+    wrapper = bindir / "proxy-postrender"  # records its arguments, then runs the tool
+    wrapper.write_text(
+        f'#!/bin/sh\nprintf "%s\\n" "$@" > {shlex.quote(str(seen))}\n'
+        f'exec {shlex.quote(console_script())} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    url = "http://build:Zq7xArgoPw@proxy.corp.example:3128"
+    proc = _run(app, {"ARGOCD_ENV_HTTP_PROXY": url, "ARGOCD_ENV_NO_PROXY": "only-env.example"})
+    assert proc.returncode == 0, proc.stderr
+    assert url in proc.stdout and "only-env.example" in proc.stdout
+    assert "Zq7xArgoPw" not in seen.read_text() and "only-env" not in seen.read_text()
 
 
 def test_a_failing_render_fails_and_prints_nothing(app: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.golden import Case, load_cases
 from tests.helpers import GOLDEN, SHARED_PROFILE, run_cli
 
 DEPLOYMENT = (GOLDEN / "helm3-chart" / "input.yaml").read_bytes()
@@ -267,3 +269,111 @@ def test_diff_keeps_bytes_and_marks_a_missing_final_newline() -> None:
     proc = run_cli(["--http-proxy", "http://p:1", "--diff"], bad)
     assert proc.returncode == 0, proc.stderr
     assert b"\\ No newline at end of file\n" in proc.stdout
+
+
+# --- the review's findings: output targets, the final copy, --diff, the environment ----
+
+
+def test_an_unwritable_report_fails_before_any_output(tmp_path: Path) -> None:
+    """Finding 5: every output target is opened before a byte reaches stdout."""
+    target = tmp_path / "missing" / "report.txt"
+    proc = run_cli([str(SHARED_PROFILE), f"--report={target}"], DEPLOYMENT)
+    assert proc.returncode == 2 and proc.stdout == b""
+    assert proc.stderr.decode().splitlines() == [
+        f"proxy-postrender: error: --report: cannot write {target}: No such file or directory"
+    ]
+
+
+def _commit_with_signals(count: int) -> tuple[bytes, BaseException]:
+    """runner.commit of 100 pieces with ``count`` SIGINTs sent during the copy."""
+    import io
+    import signal
+    from typing import BinaryIO
+
+    from proxy_postrender.cli import runner
+
+    out = io.BytesIO()
+
+    def write(target: BinaryIO) -> None:
+        for piece in range(100):
+            if piece in range(10, 10 + 10 * count, 10):
+                os.kill(os.getpid(), signal.SIGINT)
+            target.write(b"%d\n" % piece)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sys, "stdout", io.TextIOWrapper(out))
+        try:
+            runner.commit(write)
+        except BaseException as exc:  # the test looks at what came out
+            return out.getvalue(), exc
+    raise AssertionError("no interrupt")
+
+
+def test_an_interrupt_during_the_final_copy_waits_for_its_end() -> None:
+    """Finding 5: the copy is all or nothing for one signal; a second one stops it."""
+    from proxy_postrender.cli import runner
+
+    written, exc = _commit_with_signals(1)
+    assert written == b"".join(b"%d\n" % n for n in range(100))
+    assert isinstance(exc, runner.Interrupted) and exc.complete and exc.signum == 2
+    written, exc = _commit_with_signals(2)
+    assert isinstance(exc, runner.Interrupted) and not exc.complete
+    assert written == b"".join(b"%d\n" % n for n in range(20))
+
+
+def _apply(before: str, patch: str) -> str:
+    """``patch`` (a unified diff) applied to ``before``; asserts every line it names."""
+    old: list[str] = re.findall(r"[^\n]*\n|[^\n]+$", before)
+    new: list[str] = []
+    at, rows = 0, re.findall(r"[^\n]*\n|[^\n]+$", patch)[2:]
+    for index, row in enumerate(rows):
+        if row.startswith("@@"):
+            start, length = re.match(r"@@ -(\d+)(?:,(\d+))? ", row).groups()  # type: ignore[union-attr]
+            begin = int(start) - (1 if length != "0" else 0)
+            new += old[at:begin]
+            at = begin
+        elif row[0] in " -+":
+            text = row[1:]
+            if index + 1 < len(rows) and rows[index + 1].startswith("\\ No newline"):
+                text = text.removesuffix("\n")
+            if row[0] != "+":
+                assert old[at] == text, (at, old[at], text)
+                at += 1
+            if row[0] != "-":
+                new.append(text)
+    return "".join(new + old[at:])
+
+
+def _without_credentials(case: Case) -> bool:
+    data = case.input + (case.expected_path.read_bytes() if case.exit == 0 else b"")
+    return case.exit == 0 and re.search(rb"://[^\s/@]*@", data) is None
+
+
+@pytest.mark.parametrize(
+    "case", [c for c in load_cases() if _without_credentials(c)], ids=lambda c: c.name
+)
+def test_diff_is_a_unified_diff_of_the_whole_stream(case: Case) -> None:
+    """Finding 2: compared document by document, the diff is still one valid unified
+    diff of the stream, with the stream's line numbers (cases without credentials: with
+    them the diff shows them masked)."""
+    proc = run_cli(["--diff", *case.args], case.input, cwd=case.path)
+    assert proc.returncode == 0, proc.stderr
+    expected = case.expected_path.read_bytes().decode("utf-8-sig", "surrogateescape")
+    before = case.input.decode("utf-8-sig", "surrogateescape")
+    assert _apply(before, proc.stdout.decode("utf-8", "surrogateescape")) == expected
+
+
+def test_proxy_values_from_the_environment_and_flags_win() -> None:
+    """Finding 7: PROXY_POSTRENDER_HTTP(S)_PROXY and _NO_PROXY, for callers that must not
+    put credentials in argv (the Argo CD plugin); a flag wins over them."""
+    env = {
+        "PROXY_POSTRENDER_HTTP_PROXY": "http://env:1",
+        "PROXY_POSTRENDER_NO_PROXY": "from-env.example",
+    }
+    from_env = run_cli([], DEPLOYMENT, env=env)
+    assert from_env.returncode == 0, from_env.stderr
+    assert b"http://env:1" in from_env.stdout and b"from-env.example" in from_env.stdout
+    flag = run_cli(["--http-proxy", "http://flag:2"], DEPLOYMENT, env=env)
+    assert b"http://flag:2" in flag.stdout and b"http://env:1" not in flag.stdout
+    noproxy = run_cli(["noproxy"], b"", env=env)
+    assert b"from-env.example" in noproxy.stdout

@@ -283,3 +283,12 @@ def test_nothing_written_into_a_node_holds_template_delimiters(
     assert proc.returncode == 0, proc.stderr
     before = sum(STREAMS[stream].count(d) for d in JINJA)
     assert sum(proc.stdout.decode().count(d) for d in JINJA) == before
+
+
+def test_a_password_with_a_quote_is_masked_in_diffs_of_export_lines() -> None:
+    """shlex.quote writes a quote as '"'"' (export lines, env files): masked too."""
+    url = "http://build:it's-s3cr3t@proxy.corp.example:3128"
+    proc = run_cli(["--http-proxy", url, "--diff"], CAPI_V1BETA1.encode())
+    assert proc.returncode == 0, proc.stderr
+    assert b"export HTTP_PROXY=" in proc.stdout
+    assert b"s3cr3t" not in proc.stdout

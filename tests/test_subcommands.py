@@ -342,3 +342,33 @@ def test_schema_prints_the_profile_json_schema(capsys: pytest.CaptureFixture[str
     assert out.endswith("\n")
     assert json.loads(out) == json.loads(schema.text())
     assert isinstance(json.loads(out), dict)
+
+
+# -- patches: one error path -------------------------------------------------------------
+
+MALFORMED = b"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: broken\ndata: [\n"
+
+
+def test_patches_pass_over_a_malformed_document_the_filter_passes_through(
+    tmp_path: Path,
+) -> None:
+    """Finding 4: a document that is no target (and no valid YAML) holds nothing to patch;
+    the filter passes it through, and patches does not fall over it."""
+    profile = tmp_path / "p.yaml"
+    profile.write_text(PROFILE)
+    proc = run_cli(["patches", str(profile)], DEPLOYMENT + MALFORMED)
+    assert proc.returncode == 0, proc.stderr
+    assert b"Traceback" not in proc.stderr
+    assert b"kind: Deployment" in proc.stdout and b"HTTP_PROXY" in proc.stdout
+
+
+def test_patches_errors_are_one_redacted_line_with_the_spec_exit_code(tmp_path: Path) -> None:
+    """Finding 4: the subcommands share the filter's error path."""
+    bad = b"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: 3}\n"
+    url = "http://build:Pw-SECRET@proxy:3128"
+    proc = run_cli(["patches", "--http-proxy", url], DEPLOYMENT + b"---\n" + bad)
+    assert proc.returncode == 1 and proc.stdout == b""
+    err = proc.stderr.decode()
+    assert err.count("\n") == 1 and err.startswith("proxy-postrender: error: document 6 ")
+    usage = run_cli(["patches", "--http-proxy", url, "a.yaml", url])
+    assert usage.returncode == 2 and b"Pw-SECRET" not in usage.stderr

@@ -10,25 +10,27 @@ from __future__ import annotations
 import sys
 
 from proxy_postrender.cli import options, table
+from proxy_postrender.cli.runner import Reporter
 from proxy_postrender.errors import UsageError
 
 
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
+    reporter = Reporter.for_argv(args)
     try:
         params = options.parse_plain(args)
         if params is None:
-            _dispatch(args)
+            _dispatch(args, reporter)
         else:
-            from proxy_postrender.cli import start  # imports the runner, not click
+            from proxy_postrender.cli import start
 
-            start.run_filter(params)
+            start.run_filter(params, reporter)
     except UsageError as exc:
-        sys.stderr.write(f"{table.PROG}: error: {exc}\n")
+        reporter.error(str(exc))
         sys.exit(exc.exit_code)
 
 
-def _dispatch(args: list[str]) -> None:
+def _dispatch(args: list[str], reporter: Reporter) -> None:
     """Run the subcommand, group or main command that ``args`` names, through click."""
     choice = table.find(args)
     rest = choice.rest
@@ -45,4 +47,4 @@ def _dispatch(args: list[str]) -> None:
             raise UsageError(misread)
     from proxy_postrender.cli.commands import base
 
-    base.invoke(base.chosen(choice), rest, choice.words)
+    base.invoke(base.chosen(choice), rest, choice.words, reporter)

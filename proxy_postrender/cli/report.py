@@ -8,13 +8,15 @@ from proxy_postrender.result import ObjectReport, Result
 
 
 def _object_name(report: ObjectReport) -> str:
+    """Kind, name and source; a line break in them is escaped (one object, one line: the
+    other control characters are escaped on the way out, see Redactor.text)."""
     ctx = report.context
     name = ctx.kind or "object"
     if ctx.name:
         name += " " + (f"{ctx.namespace}/{ctx.name}" if ctx.namespace else ctx.name)
     if ctx.source:
         name += f" ({ctx.source})"
-    return name
+    return name.replace("\n", "\\n")
 
 
 def render(result: Result, *, removing: bool = False, warnings: Sequence[str] = ()) -> str:

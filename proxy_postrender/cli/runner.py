@@ -1,20 +1,24 @@
 """The filter itself, without the command-line parser: read stdin, run the engine,
 write stdout, report. The console script parses plain invocations itself
 (:mod:`proxy_postrender.cli.options`) and gives everything else to click
-(:mod:`proxy_postrender.cli.commands.main`); both end in :func:`execute`."""
+(:mod:`proxy_postrender.cli.commands.main`); both end in :func:`execute`.
+
+Every message that leaves the process goes through one :class:`Reporter` (made
+by the console script before it reads argv) and its redactor, and every command
+runs under :func:`guard`: an error is one line, redacted, with the spec's exit
+code. Output is written by :func:`commit`, after every output target is open."""
 
 from __future__ import annotations
 
 import itertools
 import os
-import re
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 from proxy_postrender import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, BinaryIO, TextIO
 
 from proxy_postrender.cli.options import LOG_ENV, PROFILE_ENV, Params
 from proxy_postrender.cli.table import PROG
@@ -22,21 +26,91 @@ from proxy_postrender.errors import EXIT_INPUT, ProxyPostrenderError, UsageError
 from proxy_postrender.redact import Redactor
 
 if TYPE_CHECKING:
+    from proxy_postrender.profile.records import Profile
     from proxy_postrender.request import Request
+    from proxy_postrender.result import Result
     from proxy_postrender.yamltext import stream
     from proxy_postrender.yamltext.spool import Output
 
 EXIT_INTERRUPTED = 130  # as a shell reports SIGINT
+TTY = "/dev/tty"  # where Helm 4 plugins show errors besides the log (Helm hides stderr)
+# The proxy values from the environment (flags win): the Argo CD plugin passes them
+# so, because arguments show in ps and the environment does not.
+HTTP_PROXY_ENV = "PROXY_POSTRENDER_HTTP_PROXY"
+HTTPS_PROXY_ENV = "PROXY_POSTRENDER_HTTPS_PROXY"
+NO_PROXY_ENV = "PROXY_POSTRENDER_NO_PROXY"
+_URL_FLAGS = ("--http-proxy", "--https-proxy")
+
+
+def environment_value(name: str) -> str | None:
+    return os.environ.get(name) or None
+
+
+def with_environment(params: Params) -> Params:
+    """``params`` with the proxy values of the environment where no flag gives one."""
+    from proxy_postrender.structs import replace
+
+    return replace(
+        params,
+        http_proxy=params.http_proxy or environment_value(HTTP_PROXY_ENV),
+        https_proxy=params.https_proxy or environment_value(HTTPS_PROXY_ENV),
+        no_proxy=params.no_proxy or environment_value(NO_PROXY_ENV),
+    )
+
+
+def _argv_secrets(args: Sequence[str]) -> Iterator[str]:
+    """The values in argv that may hold credentials: the proxy flags' values, and any
+    word shaped like a URL with user-info (an extra argument, another option's value)."""
+    previous = ""
+    for arg in args:
+        name, eq, value = arg.partition("=")
+        if previous in _URL_FLAGS:
+            yield arg  # --http-proxy VALUE, whatever its shape
+        elif eq and name in _URL_FLAGS:
+            yield value
+        elif "://" in arg and "@" in arg.split("://", 1)[1]:
+            yield value if eq and name.startswith("-") else arg
+        previous = arg
+
+
+def _argv_log_file(args: Sequence[str]) -> str | None:
+    """The --log-file of argv, read before any parser (a usage error is logged too)."""
+    for index, arg in enumerate(args):
+        if arg == "--log-file" and index + 1 < len(args):
+            return args[index + 1]
+        if arg.startswith("--log-file="):
+            return arg.partition("=")[2]
+    return None
+
+
+def _default_log_file() -> str | None:
+    if os.environ.get(LOG_ENV):
+        return os.environ[LOG_ENV]
+    if os.environ.get("HELM_PLUGIN_NAME"):
+        state = os.environ.get("XDG_STATE_HOME") or os.path.join("~", ".local", "state")
+        return os.path.join(state, PROG, "helm-plugin.log")
+    return None
 
 
 class Reporter:
-    """Where messages go: stderr always, plus the log file, plus /dev/tty under Helm 4."""
+    """Where messages go: stderr always, plus the log file, plus the terminal under
+    Helm 4; every one is masked and escaped by :attr:`redactor` on the way."""
 
-    def __init__(self, log_file: str | None, redactor: Redactor) -> None:
+    def __init__(self, log_file: str | None, redactor: Redactor | None = None) -> None:
         self.log_file = log_file
-        self.redactor = redactor
+        self.redactor = redactor or Redactor()
+        self.committed = False  # whether the output went out in full (see commit)
         # Helm 4 runs plugins with HELM_PLUGIN_NAME set and swallows their stderr.
         self.helm_plugin = bool(os.environ.get("HELM_PLUGIN_NAME"))
+
+    @classmethod
+    def for_argv(cls, args: Sequence[str]) -> Reporter:
+        """The reporter of a process started with ``args``: it knows the credentials
+        in argv and in the environment before anything is parsed."""
+        redactor = Redactor()
+        redactor.add_urls(_argv_secrets(args))
+        redactor.add_urls(environment_value(n) for n in (HTTP_PROXY_ENV, HTTPS_PROXY_ENV))
+        return cls(_argv_log_file(args) or _default_log_file(), redactor)
 
     def _log(self, text: str) -> None:
         if not self.log_file:
@@ -53,29 +127,71 @@ class Reporter:
                 for line in text.rstrip("\n").splitlines():
                     handle.write(f"{stamp} {line}\n")
         except OSError as exc:
-            sys.stderr.write(f"{PROG}: warning: cannot write log file {path}: {exc.strerror}\n")
+            shown = self.redactor.message(str(path))
+            sys.stderr.write(f"{PROG}: warning: cannot write log file {shown}: {exc.strerror}\n")
+
+    def clean(self, message: str) -> str:
+        """A message as it may leave the process: one line, credentials masked, control
+        characters escaped (also for KRM results)."""
+        return self.redactor.message(message)
+
+    def _stderr(self, text: str) -> None:
+        try:
+            sys.stderr.write(text)
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass  # stderr closed: the log and the exit code remain
 
     def error(self, message: str) -> None:
-        line = self.redactor.redact(f"{PROG}: error: {message}".replace("\n", " "))
-        sys.stderr.write(line + "\n")
-        sys.stderr.flush()
+        line = self.clean(f"{PROG}: error: {message}")
+        self._stderr(line + "\n")
         self._log(line)
         if self.helm_plugin:
             try:
-                with open("/dev/tty", "w", encoding="utf-8") as tty:
+                with open(TTY, "w", encoding="utf-8") as tty:
                     tty.write(line + "\n")
             except OSError:
                 pass
 
-    def info(self, text: str, destination: str | None) -> None:
-        text = self.redactor.redact(text)
-        if destination == "-":
-            sys.stderr.write(text)
-        elif destination:
-            fd = os.open(destination, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+    def warning(self, message: str) -> None:
+        line = self.clean(f"{PROG}: warning: {message}")
+        self._stderr(line + "\n")
+        self._log(line)
+
+    def info(self, text: str, destination: str | None, handle: TextIO | None = None) -> None:
+        """A summary (``--report``): on stderr (``-``) or into ``handle`` (see
+        :func:`open_report`), and into the log."""
+        text = self.redactor.text(text)
+        if handle is not None:
+            with handle:
                 handle.write(text)
+        elif destination == "-":
+            self._stderr(text)
         self._log(text)
+
+
+def open_report(destination: str | None) -> TextIO | None:
+    """The ``--report`` file, created 0600 and opened before any output is written (a
+    path that cannot be written is an error while stdout is still empty)."""
+    if destination is None or destination == "-":
+        return None
+    try:
+        fd = os.open(destination, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    except OSError as exc:
+        raise UsageError(f"--report: cannot write {destination}: {exc.strerror or exc}") from None
+    return os.fdopen(fd, "w", encoding="utf-8")
+
+
+# --- one error path, and the output written in one go ---------------------------------
+
+
+class Interrupted(Exception):
+    """A signal arrived while the output was being written (see :func:`commit`)."""
+
+    def __init__(self, signum: int, complete: bool) -> None:
+        super().__init__(signum)
+        self.signum = signum
+        self.complete = complete  # whether the whole output was written first
 
 
 def _quiet_stdout() -> None:
@@ -88,121 +204,246 @@ def _quiet_stdout() -> None:
         pass
 
 
-def _default_log_file() -> str | None:
-    if os.environ.get(LOG_ENV):
-        return os.environ[LOG_ENV]
-    if os.environ.get("HELM_PLUGIN_NAME"):
-        state = os.environ.get("XDG_STATE_HOME") or os.path.join("~", ".local", "state")
-        return os.path.join(state, PROG, "helm-plugin.log")
-    return None
-
-
-def execute(params: Params) -> None:
-    """Run the filter with the main command's parameters; exit non-zero on any error."""
-    redactor = Redactor()
-    for url in (params.http_proxy, params.https_proxy):
-        if url:
-            redactor.add_url(url)
-    reporter = Reporter(params.log_file or _default_log_file(), redactor)
+def guard(reporter: Reporter, work: Callable[[], int | None]) -> int:
+    """Run a command's work: its exit code, or, on any error, one redacted line through
+    ``reporter`` and SystemExit with the spec's exit code (never a traceback)."""
     try:
-        run(params, reporter)
+        return work() or 0
     except ProxyPostrenderError as exc:
         reporter.error(str(exc))
-        sys.exit(exc.exit_code)
+        code = exc.exit_code
     except BrokenPipeError:
         _quiet_stdout()
-        sys.exit(EXIT_INPUT)
+        code = EXIT_INPUT
     except KeyboardInterrupt:
-        reporter.error("interrupted; nothing was written")
-        sys.exit(EXIT_INTERRUPTED)
+        done = (
+            "the output had been written in full" if reporter.committed else "nothing was written"
+        )
+        reporter.error(f"interrupted; {done}")
+        code = EXIT_INTERRUPTED
+    except Interrupted as exc:
+        if exc.complete:
+            reporter.error("interrupted; the output had been written in full")
+        else:
+            reporter.error("interrupted again while writing the output: stdout is incomplete")
+        code = 128 + exc.signum
     except MemoryError:
         reporter.error("out of memory")
-        sys.exit(EXIT_INPUT)
+        code = EXIT_INPUT
     except OSError as exc:
         # writing the result failed (a full disk behind stdout, a closed terminal...)
         reporter.error(f"cannot write the output: {exc.strerror or type(exc).__name__}")
         _quiet_stdout()
-        sys.exit(EXIT_INPUT)
+        code = EXIT_INPUT
     except Exception as exc:  # never a traceback with values in it
         reporter.error(f"internal error ({type(exc).__name__}); please report it")
         if os.environ.get("PROXY_POSTRENDER_DEBUG"):
             raise
-        sys.exit(EXIT_INPUT)
+        code = EXIT_INPUT
+    sys.exit(code)
+
+
+def commit(write: Callable[[BinaryIO], object], reporter: Reporter | None = None) -> None:
+    """Write the output to stdout in one go. SIGINT, SIGTERM and SIGHUP wait for the end
+    of the copy (then :class:`Interrupted`, the output complete); a second one stops it
+    (:class:`Interrupted`, stdout incomplete). ``reporter`` notes that the output is out."""
+    import signal
+
+    received: list[int] = []
+
+    def defer(signum: int, _frame: object) -> None:
+        if received:
+            raise Interrupted(signum, complete=False)
+        received.append(signum)
+
+    previous: dict[int, Any] = {}
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        try:
+            if signal.getsignal(signum) is not signal.SIG_IGN:
+                previous[signum] = signal.signal(signum, defer)
+        except ValueError:  # not the main thread: no handlers, no deferral
+            break
+    try:
+        write(sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+        if reporter is not None:
+            reporter.committed = True
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+    if received:
+        raise Interrupted(received[0], complete=True)
+
+
+def execute(params: Params, reporter: Reporter | None = None) -> None:
+    """Run the filter with the main command's parameters; exit non-zero on any error."""
+    reporter = reporter or Reporter.for_argv([])
+    params = with_environment(params)
+    reporter.redactor.add_urls((params.http_proxy, params.https_proxy))
+    if params.log_file:
+        reporter.log_file = params.log_file
+    guard(reporter, lambda: run(params, reporter))
+
+
+# --- the filter ------------------------------------------------------------------------
 
 
 def run(params: Params, reporter: Reporter) -> None:
     """The filter: stdin to stdout (raises ProxyPostrenderError on bad input)."""
-    from proxy_postrender import engine
     from proxy_postrender.cli import krm
-    from proxy_postrender.cli import report as report_mod
-    from proxy_postrender.profile import loader, records
-    from proxy_postrender.profile.request import to_request
-    from proxy_postrender.request import Request
-    from proxy_postrender.yamltext import spool, stream
+    from proxy_postrender.yamltext import stream
 
     path = profile_path(params.profile_arg, params.profile_opt)
-    namespace = params.namespace or os.environ.get("ARGOCD_APP_NAMESPACE") or None
-    overrides = records.Overrides(
-        params.http_proxy, params.https_proxy, params.no_proxy, params.on_conflict, namespace
-    )
-    remove, report = params.remove, params.report
+    warnings: list[str] = []  # the profile's, shown with --report
 
-    profile_warnings: list[str] = []  # shown with --report
+    def load(function_config: Mapping[str, Any] | None) -> Profile | None:
+        loaded = _load_profile(params, path, function_config, reporter.redactor)
+        if loaded is not None:
+            warnings.extend(loaded.warnings)
+        return loaded
 
     def request_for(function_config: Mapping[str, Any] | None) -> Request:
-        if function_config is not None:
-            loaded = loader.from_object(
-                function_config, "functionConfig", os.environ, overrides, reporter.redactor
-            )
-        elif remove and path is None and not overrides.any_proxy():
-            return Request(env=())
-        else:
-            loaded = loader.load(
-                path,
-                profile_name=params.profile_name,
-                overrides=overrides,
-                redactor=reporter.redactor,
-            )
-        profile_warnings.extend(loaded.warnings)
-        return to_request(loaded, remove=remove, forbid_plaintext=params.forbid_plaintext)
+        return _request(load(function_config), params)
 
     bom, head, source = _stdin_segments()
-    text = ""  # the whole input, when it is read at once
-    if params.show_diff or (head and head[-1].sniff_kind() == krm.KIND):
-        # a diff, or a KRM ResourceList: the whole text in memory
+    if head and head[-1].sniff_kind() == krm.KIND:
         text = "".join(segment.text for segment in itertools.chain(head, source))
         if krm.is_resource_list(text):
             if params.show_diff:
                 raise UsageError("--diff works on manifest streams, not on a KRM ResourceList")
-            outcome = krm.run(text, request_for, reporter.redactor.redact)
-            sys.stdout.buffer.write(stream.encode(outcome.text, bom))
-            sys.stdout.buffer.flush()
+            outcome = krm.run(text, request_for, reporter.clean)
+            handle = open_report(params.report) if outcome.error is None else None
+            commit(lambda target: target.write(stream.encode(outcome.text, bom)), reporter)
             if outcome.error is not None:
                 raise outcome.error
-            if report is not None and outcome.result is not None:
-                summary = report_mod.render(
-                    outcome.result, removing=remove, warnings=profile_warnings
-                )
-                reporter.info(summary, report)
+            if outcome.result is not None:
+                _report(reporter, params, outcome.result, warnings, handle)
             return
         head, source = stream.split(text), iter(())
-    request = request_for(None)
+    loaded = load(None)
+    request = _request(loaded, params)
+    if params.show_diff:
+        masked = _request(_masked(loaded), params, gate=False)
+        _run_diff(head, source, request, masked, params, reporter, warnings)
+    else:
+        _run_filter(head, source, bom, request, params, reporter, warnings)
+
+
+def _run_filter(
+    head: list[stream.Segment],
+    source: Iterator[stream.Segment],
+    bom: bool,
+    request: Request,
+    params: Params,
+    reporter: Reporter,
+    warnings: list[str],
+) -> None:
+    from proxy_postrender import engine
+    from proxy_postrender.yamltext import spool, stream
+
     with spool.Output(SPOOL_MEMORY) as out, spool.Output(SPOOL_MEMORY) as kept:
         twice = engine.needs_two_passes(request)
         result = engine.run(
             _segments(head, source, kept if twice else None),
             request,
             out,
-            keep_objects=report is not None,
+            keep_objects=params.report is not None,
         )
-        if params.show_diff:
-            diff = reporter.redactor.redact(_unified_diff(text, out.text()))
-            sys.stdout.buffer.write(diff.encode("utf-8", "surrogateescape"))
-        else:
-            out.copy_to(sys.stdout.buffer, stream.BOM if bom else "")
-    sys.stdout.buffer.flush()
-    if report is not None:
-        reporter.info(report_mod.render(result, removing=remove, warnings=profile_warnings), report)
+        handle = open_report(params.report)
+        commit(lambda target: out.copy_to(target, stream.BOM if bom else ""), reporter)
+    _report(reporter, params, result, warnings, handle)
+
+
+def _run_diff(
+    head: list[stream.Segment],
+    source: Iterator[stream.Segment],
+    request: Request,
+    masked: Request,
+    params: Params,
+    reporter: Reporter,
+    warnings: list[str],
+) -> None:
+    from proxy_postrender.cli import diff
+    from proxy_postrender.yamltext import spool
+
+    with spool.Output(SPOOL_MEMORY) as kept, spool.Output(SPOOL_MEMORY) as shown:
+        for segment in itertools.chain(head, source):
+            kept.add(segment)
+        result = diff.masked_diff(
+            kept,
+            request,
+            masked,
+            shown,
+            reporter.redactor.redact,
+            memory_limit=SPOOL_MEMORY,
+            keep_objects=params.report is not None,
+        )
+        handle = open_report(params.report)
+        commit(shown.copy_to, reporter)
+    _report(reporter, params, result, warnings, handle)
+
+
+def _report(
+    reporter: Reporter, params: Params, result: Result, warnings: list[str], handle: TextIO | None
+) -> None:
+    if params.report is None:
+        return
+    from proxy_postrender.cli import report
+
+    summary = report.render(result, removing=params.remove, warnings=warnings)
+    reporter.info(summary, params.report, handle)
+
+
+def _load_profile(
+    params: Params,
+    path: str | None,
+    function_config: Mapping[str, Any] | None,
+    redactor: Redactor,
+) -> Profile | None:
+    """The profile of the run (a KRM functionConfig, a file or the flags); None for a
+    removal without one."""
+    from proxy_postrender.profile import loader, records
+
+    namespace = params.namespace or os.environ.get("ARGOCD_APP_NAMESPACE") or None
+    overrides = records.Overrides(
+        params.http_proxy, params.https_proxy, params.no_proxy, params.on_conflict, namespace
+    )
+    if function_config is not None:
+        origin = "functionConfig"
+        return loader.from_object(function_config, origin, os.environ, overrides, redactor)
+    if params.remove and path is None and not overrides.any_proxy():
+        return None
+    return loader.load(
+        path, profile_name=params.profile_name, overrides=overrides, redactor=redactor
+    )
+
+
+def _request(loaded: Profile | None, params: Params, *, gate: bool = True) -> Request:
+    """The run's request; without ``gate`` (the masked run of --diff, whose URLs carry no
+    password to find) the plaintext gate is off."""
+    from proxy_postrender.profile.request import to_request
+    from proxy_postrender.request import Request
+    from proxy_postrender.structs import replace
+
+    if loaded is None:
+        return Request(env=())
+    request = to_request(loaded, remove=params.remove, forbid_plaintext=params.forbid_plaintext)
+    return request if gate else replace(request, forbid_plaintext=False)
+
+
+def _masked(loaded: Profile | None) -> Profile | None:
+    """The profile with the user-info of its proxy URLs replaced by the mask."""
+    if loaded is None:
+        return None
+    from proxy_postrender.redact import redact_url
+    from proxy_postrender.structs import replace
+
+    http, https = loaded.http_proxy, loaded.https_proxy
+    return replace(
+        loaded,
+        http_proxy=redact_url(http) if http else http,
+        https_proxy=redact_url(https) if https else https,
+    )
 
 
 def _stdin_segments() -> tuple[bool, list[stream.Segment], Iterator[stream.Segment]]:
@@ -245,22 +486,3 @@ def profile_path(argument: str | None, option: str | None) -> str | None:
     if argument and option:
         raise UsageError("give the profile once: either --profile FILE or a path argument")
     return option or argument or os.environ.get(PROFILE_ENV) or None
-
-
-def _lines(text: str) -> list[str]:
-    """Lines ending in "\n" only (not at U+2028 and the other breaks str.splitlines knows)."""
-    return re.findall(r"[^\n]*\n|[^\n]+$", text)
-
-
-def _unified_diff(before: str, after: str) -> str:
-    import difflib
-
-    lines = difflib.unified_diff(
-        _lines(before),
-        _lines(after),
-        fromfile="manifests",
-        tofile="manifests (proxy-postrender)",
-    )
-    return "".join(
-        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
-    )

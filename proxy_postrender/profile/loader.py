@@ -136,8 +136,9 @@ def from_flags(overrides: Overrides, redactor: Redactor | None = None) -> Profil
     return _build("flags", chosen, "flags", redactor, overrides.namespace)
 
 
-def _targets(value: Any, where: str) -> TargetTable:
-    """The built-in target table with the entries of spec.targets added."""
+def _targets(value: Any, where: str, secret: set[str]) -> TargetTable:
+    """The built-in target table with the entries of spec.targets added (``secret``: the
+    profile values no setter may write, see rules.secret_values)."""
     if value is None:
         return targets.BUILT_IN
     if not isinstance(value, list):
@@ -147,6 +148,7 @@ def _targets(value: Any, where: str) -> TargetTable:
         here = f"{where}[{index}]"
         if not isinstance(entry, Mapping):
             raise ProfileError(f"{here}: must be a mapping")
+        preset = None
         if "preset" in entry:
             check.unknown_keys(entry, {"preset"}, here)
             presets = targets.TARGET_PRESETS
@@ -154,7 +156,8 @@ def _targets(value: Any, where: str) -> TargetTable:
                 raise ProfileError(
                     f"{here}.preset: {entry['preset']!r} is not one of {', '.join(presets)}"
                 )
-            entry = presets[entry["preset"]]
+            preset = str(entry["preset"])
+            entry = presets[preset]
         check.unknown_keys(entry, {"apiVersion", "kind", "podTemplate", "set"}, here)
         api_version, kind = entry.get("apiVersion"), entry.get("kind")
         if not isinstance(api_version, str) or not isinstance(kind, str) or not kind:
@@ -180,6 +183,10 @@ def _targets(value: Any, where: str) -> TargetTable:
                 field_path = targets.parse_path(str(path_text))
                 if field_path[0] in ("metadata", "apiVersion", "kind"):
                     raise ProfileError(f"{here}.set: {path_text} is not the object's content")
+                where = f"{here} (preset {preset})" if preset else f"{here}.set"
+                rules.setter_value(
+                    str(source), str(path_text), kind, secret, where, preset=bool(preset)
+                )
                 pairs.append((field_path, str(source)))
             entries.append(
                 targets.Target(group, kind, targets.FIELDS, fields=tuple(pairs), origin=here)
@@ -230,6 +237,8 @@ def _build(
     on_conflict = build.spec_field("onConflict", fields, origin, ctx)
     nodes = build.nodes(build.spec_field("nodes", fields, origin, ctx))
     rules.secret_nodes(credentials.secret_ref, proxies, nodes, origin)
+    secret = rules.secret_values(credentials.secret_ref, proxies)
+    custom = _targets(fields.get("targets"), f"{spec}.targets", secret)
     workloads = build.workloads(build.spec_field("workloads", fields, origin, ctx), namespace)
     if credentials.secret_ref:
         workloads = structs.replace(workloads, secret_ref=credentials.secret_ref)
@@ -251,7 +260,7 @@ def _build(
         credentials=credentials,
         ca_pem=pem if ca is not None and ca["workloads"] else None,
         setter_ca=pem,
-        custom=_targets(fields.get("targets"), f"{spec}.targets"),
+        custom=custom,
         warnings=tuple(warnings),
         on_conflict=on_conflict,
         nodes=nodes,

@@ -108,6 +108,31 @@ def secret_nodes(
         )
 
 
+def secret_values(secret_ref: str | None, proxies: Mapping[str, str | None]) -> set[str]:
+    """The proxy values (``httpProxy``...) whose credentials spec.credentials.secretRef
+    keeps in a Secret (so out of every manifest: rules.secret_nodes sees to the nodes)."""
+    if not secret_ref:
+        return set()
+    return {name for name, url in proxies.items() if url and userinfo(url)}
+
+
+def setter_value(
+    source: str, path: str, kind: str, secret: set[str], where: str, *, preset: bool = False
+) -> None:
+    """A field setter must not write a password the profile keeps in a Secret: the fields
+    setters fill take plain strings, no Secret reference, and a URL without its user-info
+    would fail to authenticate without a word."""
+    if source not in secret:
+        return
+    fix = f"an entry of your own without {path} instead of the preset" if preset else None
+    raise ProfileError(
+        f"{where}: {path} would get spec.{source} with its password in clear ({kind} takes "
+        "a plain string there, no Secret reference), while spec.credentials.secretRef "
+        f"keeps the password in a Secret; use {fix or f'the entry without {path}'} and fill "
+        "that field another way, or a proxy URL without a password"
+    )
+
+
 def ca_env(extra_env: tuple[tuple[str, str], ...], ca_env: tuple[str, ...], origin: str) -> None:
     """spec.workloads.extraEnv and spec.caBundle.env set different variables."""
     clash = sorted(set(ca_env) & {name for name, _ in extra_env})

@@ -1,20 +1,21 @@
 """What the click commands share: their context settings, the help section that
 lists subcommands from the table, lazy loading of a row's command, the groups, the
-error guard of a subcommand's work, and running a command with one-line errors."""
+error guard of a subcommand's work, and running a command with one-line errors.
+
+A command runs with the process's :class:`Reporter` as its click context object:
+its messages take the one path every message takes (:func:`runner.guard`)."""
 
 from __future__ import annotations
 
 import importlib
-import os
 import sys
 from collections.abc import Callable
 
 import click
 
-from proxy_postrender.cli import table
-from proxy_postrender.cli.options import LOG_ENV
+from proxy_postrender.cli import runner, table
 from proxy_postrender.cli.runner import Reporter
-from proxy_postrender.errors import EXIT_INPUT, ProxyPostrenderError, UsageError
+from proxy_postrender.errors import UsageError
 from proxy_postrender.redact import Redactor
 
 PROG = table.PROG
@@ -101,10 +102,12 @@ def get_help(cmd: click.Command, words: tuple[str, ...]) -> str:
     return cmd.get_help(context)
 
 
-def invoke(cmd: click.Command, args: list[str], words: tuple[str, ...]) -> None:
+def invoke(
+    cmd: click.Command, args: list[str], words: tuple[str, ...], reporter: Reporter | None = None
+) -> None:
     """Run a click command; its usage errors become :class:`UsageError` (one line)."""
     try:
-        cmd.main(args=args, prog_name=prog_name(words), standalone_mode=False)
+        cmd.main(args=args, prog_name=prog_name(words), standalone_mode=False, obj=reporter)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.Abort:
@@ -116,14 +119,14 @@ def invoke(cmd: click.Command, args: list[str], words: tuple[str, ...]) -> None:
         raise UsageError(f"{message} (see '{where} --help')") from None
 
 
+def reporter() -> Reporter:
+    """The process's reporter (the click context's object), or one for this command."""
+    context = click.get_current_context(silent=True)
+    found = context.find_object(Reporter) if context is not None else None
+    return found if found is not None else Reporter.for_argv([])
+
+
 def guarded(func: Callable[[Redactor], int]) -> None:
     """Run a subcommand's work: its errors are one line on stderr (and in the log)."""
-    redactor = Redactor()
-    reporter = Reporter(os.environ.get(LOG_ENV), redactor)
-    try:
-        sys.exit(func(redactor))
-    except ProxyPostrenderError as exc:
-        reporter.error(str(exc))
-        sys.exit(exc.exit_code)
-    except BrokenPipeError:
-        sys.exit(EXIT_INPUT)
+    chosen = reporter()
+    sys.exit(runner.guard(chosen, lambda: func(chosen.redactor)))

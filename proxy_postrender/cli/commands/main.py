@@ -54,4 +54,4 @@ def command(**params: Any) -> None:
     """Inject HTTP(S) proxy settings into a rendered manifest stream (stdin to stdout)."""
     from proxy_postrender.cli import start
 
-    start.run_filter(options.Params(**params))
+    start.run_filter(options.Params(**params), base.reporter())

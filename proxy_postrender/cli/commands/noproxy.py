@@ -23,8 +23,10 @@ if TYPE_CHECKING:
 def _no_proxy_config(
     path: str | None, profile_name: str | None, no_proxy: str | None, redactor: Redactor
 ) -> NoProxyConfig:
+    from proxy_postrender.cli import runner
     from proxy_postrender.profile import loader, records
 
+    no_proxy = no_proxy or runner.environment_value(runner.NO_PROXY_ENV)
     if path is None:
         if profile_name is not None:
             raise UsageError("--profile-name needs a profile file")

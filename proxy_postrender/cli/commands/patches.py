@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from proxy_postrender import TYPE_CHECKING, structs
+from proxy_postrender import TYPE_CHECKING
 from proxy_postrender.cli.commands import base
 from proxy_postrender.cli.options import ON_CONFLICT
 from proxy_postrender.cli.runner import profile_path
@@ -35,18 +35,22 @@ def patches_command(
 ) -> None:
     """Print, for a rendered chart on stdin, the kustomize patches that make the same change
     (a Flux HelmRelease's spec.postRenderers[].kustomize.patches)."""
-    from proxy_postrender import engine, targets
+    from proxy_postrender import engine, structs
     from proxy_postrender.cli import patches as patches_mod
-    from proxy_postrender.generated import generated_by
-    from proxy_postrender.objects import walk_objects
+    from proxy_postrender.cli import runner
+    from proxy_postrender.pods.workloads import ANNOTATION
     from proxy_postrender.profile import loader, records
     from proxy_postrender.profile.request import to_request
-    from proxy_postrender.yamltext import libyaml, stream
-
-    unpatchable = (targets.KUBEADM, targets.CLUSTERCLASS)
+    from proxy_postrender.yamltext import stream
 
     def run_it(redactor: Redactor) -> int:
-        overrides = records.Overrides(http_proxy, https_proxy, no_proxy, on_conflict)
+        overrides = records.Overrides(
+            http_proxy or runner.environment_value(runner.HTTP_PROXY_ENV),
+            https_proxy or runner.environment_value(runner.HTTPS_PROXY_ENV),
+            no_proxy or runner.environment_value(runner.NO_PROXY_ENV),
+            on_conflict,
+        )
+        redactor.add_urls((overrides.http_proxy, overrides.https_proxy))
         loaded = loader.load(
             profile_path(profile_arg, profile_opt),
             profile_name=profile_name,
@@ -57,24 +61,59 @@ def patches_command(
         request = structs.replace(to_request(loaded), nodes=None)
         text, _ = stream.decode(sys.stdin.buffer.read())
         result = engine.process(text, request)
-        sys.stdout.write(patches_mod.render(patches_mod.flux_patches(result.text)))
-        skipped = [
-            obj
-            for doc in libyaml.load_data(text)
-            for _, obj in walk_objects(doc)
-            if (target := targets.BUILT_IN.find(obj)) and target.planner in unpatchable
-        ]
-        if skipped:
-            sys.stderr.write(
-                f"{base.PROG}: warning: {len(skipped)} Cluster API kubeadm objects are not "
-                "expressed as patches; render them in CI instead (docs/flux.md)\n"
-            )
-        made = [d for d in libyaml.load_data(result.text) if generated_by(d)]
-        if made:
-            sys.stderr.write(
-                f"{base.PROG}: warning: the {len(made)} Secrets/ConfigMaps the profile makes are "
-                "no patches; create them beside the HelmRelease (docs/flux.md)\n"
-            )
+        patches = patches_mod.render(patches_mod.flux_patches(_parsed(result.text, ANNOTATION)))
+        warnings = _warnings(text, result.text)
+        reporter = base.reporter()
+        runner.commit(lambda out: out.write(patches.encode("utf-8", "surrogateescape")), reporter)
+        for warning in warnings:
+            reporter.warning(warning)
         return 0
 
     base.guarded(run_it)
+
+
+def _parsed(text: str, needle: str) -> str:
+    """The documents of ``text`` that hold ``needle`` and parse: a document the filter
+    passed through untouched may be no valid YAML, and holds nothing to patch."""
+    from proxy_postrender.yamltext import libyaml, stream
+    from proxy_postrender.yamltext.errors import ParseError
+
+    kept = []
+    for segment in stream.split(text):
+        if needle not in segment.text or not segment.has_content():
+            continue
+        try:
+            libyaml.load_data(segment.text)
+        except (ParseError, RecursionError):
+            continue
+        kept.append(segment.text if segment.text.endswith("\n") else segment.text + "\n")
+    return "".join(kept)
+
+
+def _warnings(before: str, after: str) -> list[str]:
+    """What the patches cannot express: kubeadm objects, and the objects the run makes."""
+    from proxy_postrender import targets
+    from proxy_postrender.generated import generated_by
+    from proxy_postrender.objects import GENERATED, walk_objects
+    from proxy_postrender.yamltext import libyaml
+
+    unpatchable = (targets.KUBEADM, targets.CLUSTERCLASS)
+    skipped = [
+        obj
+        for doc in libyaml.load_data(_parsed(before, "kind"))
+        for _, obj in walk_objects(doc)
+        if (target := targets.BUILT_IN.find(obj)) and target.planner in unpatchable
+    ]
+    made = [d for d in libyaml.load_data(_parsed(after, GENERATED)) if generated_by(d)]
+    warnings = []
+    if skipped:
+        warnings.append(
+            f"{len(skipped)} Cluster API kubeadm objects are not expressed as patches; "
+            "render them in CI instead (docs/flux.md)"
+        )
+    if made:
+        warnings.append(
+            f"the {len(made)} Secrets/ConfigMaps the profile makes are no patches; create them "
+            "beside the HelmRelease (docs/flux.md)"
+        )
+    return warnings
