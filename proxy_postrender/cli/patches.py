@@ -115,7 +115,7 @@ def flux_patches(stream_text: str) -> list[dict[str, Any]]:
     return result
 
 
-def render(patches: list[dict[str, Any]]) -> str:
+def to_yaml(patches: list[dict[str, Any]]) -> str:
     """YAML for the list; each patch body as a literal block, as Flux examples write it."""
     import io
 

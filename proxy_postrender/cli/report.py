@@ -19,7 +19,7 @@ def _object_name(report: ObjectReport) -> str:
     return name.replace("\n", "\\n")
 
 
-def render(result: Result, *, removing: bool = False, warnings: Sequence[str] = ()) -> str:
+def summary(result: Result, *, removing: bool = False, warnings: Sequence[str] = ()) -> str:
     changed = result.changed
     unchanged = [o for o in result.objects if o.method == "unchanged"]
     lines = [

@@ -390,7 +390,7 @@ def _report(
         return
     from proxy_postrender.cli import report
 
-    summary = report.render(result, removing=params.remove, warnings=warnings)
+    summary = report.summary(result, removing=params.remove, warnings=warnings)
     reporter.info(summary, params.report, handle)
 
 

@@ -138,7 +138,7 @@ def table(section: Section) -> list[str]:
     return [*lines, ""]
 
 
-def render() -> str:
+def markdown() -> str:
     """The generated block, markers included."""
     lines = [
         BEGIN,
@@ -155,7 +155,7 @@ def splice(document: str) -> str:
     start, end = document.find(BEGIN), document.find(END)
     if start < 0 or end < start:
         raise ValueError(f"the markers {BEGIN!r} and {END!r} are missing")
-    return document[:start] + render() + document[end + len(END) :]
+    return document[:start] + markdown() + document[end + len(END) :]
 
 
 def main(argv: list[str]) -> int:

@@ -83,7 +83,7 @@ def text() -> str:
         return handle.read()
 
 
-def render() -> str:
+def generated_text() -> str:
     """The schema as generated from the tables now, as JSON text."""
     return json.dumps(generate(), indent=2, ensure_ascii=False) + "\n"
 
@@ -366,7 +366,7 @@ def main(argv: list[str]) -> int:
     if argv not in (["--write"], ["--check"]):
         print(f"usage: python -m {MODULE} --write | --check", file=sys.stderr)
         return 2
-    wanted = render()
+    wanted = generated_text()
     stale = [p for p in COPIES if not p.exists() or p.read_text(encoding="utf-8") != wanted]
     if argv == ["--check"]:
         for path in stale:

@@ -61,7 +61,7 @@ def patches_command(
         request = structs.replace(to_request(loaded), nodes=None)
         text, _ = stream.decode(sys.stdin.buffer.read())
         result = engine.process(text, request)
-        patches = patches_mod.render(patches_mod.flux_patches(_parsed(result.text, ANNOTATION)))
+        patches = patches_mod.to_yaml(patches_mod.flux_patches(_parsed(result.text, ANNOTATION)))
         warnings = _warnings(text, result.text)
         reporter = base.reporter()
         runner.commit(lambda out: out.write(patches.encode("utf-8", "surrogateescape")), reporter)
