@@ -11,6 +11,9 @@ Charts (rendered by the real Helm in the benchmark):
   MachineDeployment; v1beta1) with ``files`` and ``preKubeadmCommands``;
 - :func:`write_tiny_chart`: one ConfigMap and one Deployment (cold start).
 
+One flow-style document: :func:`write_flow_deployment` (a JSON Deployment of N bytes,
+the case that cost minutes per MiB through the round-trip dump).
+
 Plain streams (no Helm involved), written piece by piece so that a 200 MB
 stream never sits in memory: :func:`write_crd_stream`, :func:`write_stream`
 (N documents, mostly Deployments plus ConfigMaps and Services, the scaling
@@ -23,6 +26,7 @@ Command line, for trying things by hand::
     python bench/gen.py stream OUT.yaml 10000
     python bench/gen.py stream-bytes OUT.yaml 200000000
     python bench/gen.py crds OUT.yaml 10000000
+    python bench/gen.py flow OUT.yaml 1048576
     python bench/gen.py chart|crd-chart|capi-chart|tiny-chart DIR [N]
 """
 
@@ -831,8 +835,46 @@ def write_stream_bytes(path: Path, size: int) -> int:
     return count
 
 
+# --------------------------------------------------------------------------- flow style
+
+
+def flow_deployment(size: int) -> str:
+    """One Deployment in JSON on one line (flow style) of about ``size`` bytes: containers
+    with args, two env entries (one a valueFrom) and resources, until the size is reached.
+    What a tool that writes JSON renders; about 125 000 nodes per MiB."""
+    head = (
+        '{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "flow", '
+        '"labels": {"app": "flow"}}, "spec": {"replicas": 1, "selector": {"matchLabels": '
+        '{"app": "flow"}}, "template": {"metadata": {"labels": {"app": "flow"}}, "spec": '
+        '{"containers": ['
+    )
+    tail = "]}}}}\n"
+    containers: list[str] = []
+    written = len(head) + len(tail)
+    while written < size or not containers:
+        i = len(containers)
+        container = (
+            f'{{"name": "c{i}", "image": "registry.example.com/app:{i}", "args": ["--flag", '
+            f'"--n={i}"], "env": [{{"name": "LOG_LEVEL", "value": "info"}}, {{"name": "POD", '
+            '"valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}], "resources": '
+            '{"limits": {"cpu": "500m", "memory": "256Mi"}}}'
+        )
+        containers.append(container)
+        written += len(container) + 2
+    return head + ", ".join(containers) + tail
+
+
+def write_flow_deployment(path: Path, size: int) -> int:
+    """:func:`flow_deployment` of ``size`` bytes into ``path``; its container count."""
+    text = flow_deployment(size)
+    path.write_text(text, encoding="utf-8")
+    return text.count('"name": "c')
+
+
 def main(argv: list[str]) -> None:
-    usage = "usage: gen.py stream|stream-bytes|crds|chart|crd-chart|capi-chart|tiny-chart OUT [N]"
+    usage = (
+        "usage: gen.py stream|stream-bytes|crds|flow|chart|crd-chart|capi-chart|tiny-chart OUT [N]"
+    )
     if len(argv) < 2:
         raise SystemExit(usage)
     what, out = argv[0], Path(argv[1])
@@ -843,6 +885,8 @@ def main(argv: list[str]) -> None:
         write_stream_bytes(out, number or 10_000_000)
     elif what == "crds":
         write_crd_stream(out, number or 10_000_000)
+    elif what == "flow":
+        write_flow_deployment(out, number or 1 << 20)
     elif what == "chart":
         write_chart(out, number or 500)
     elif what == "crd-chart":

@@ -43,7 +43,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -124,6 +124,19 @@ class Settings:
     rss_cap_kb: int = _env_int("BENCH_RSS_CAP_MB", 1000) * MB // 1024  # the big stream
     safety_cap_kb: int = 8000 * MB // 1024  # any scaling run: spare the machine
     timeout_s: float = _env_float("BENCH_TIMEOUT_S", 900.0)
+    # flow-style Deployments (JSON on one line) of these sizes in MiB ("" or 0: none)
+    flow_mib: tuple[float, ...] = tuple(
+        size
+        for size in map(
+            float,
+            os.environ.get("BENCH_FLOW_MIB", "0.25,0.5" if QUICK else "1,2,4,8")
+            .replace(" ", "")
+            .replace(",", " ")
+            .split(),
+        )
+        if size > 0
+    )
+    flow_runs: int = _env_int("BENCH_FLOW_RUNS", 1 if QUICK else 3)
     out: Path = Path(os.environ.get("BENCH_OUT") or ROOT / "bench" / "out")
 
 
@@ -693,6 +706,92 @@ def build_workloads(tools: Tools, tmp: Path, settings: Settings) -> list[Workloa
     return workloads
 
 
+# --------------------------------------------------------------------------- flow style
+
+MIB = 1 << 20
+# the engine refuses to parse a document over 8 MiB: the largest case stays just under
+FLOW_MAX_BYTES = 8 * MIB - 64 * 1024
+
+
+def flow_checker(containers: int, expected: Mapping[str, str]) -> Callable[[bytes], str | None]:
+    """Every container of the flow Deployment got the variables, and it is still JSON."""
+
+    def check(out: bytes) -> str | None:
+        try:
+            doc = json.loads(out)
+        except ValueError as exc:
+            return f"not JSON any more: {exc}"
+        found = doc["spec"]["template"]["spec"]["containers"]
+        if len(found) != containers:
+            return f"{len(found)} containers, not {containers}"
+        for container in found:
+            env = {e["name"]: e.get("value") for e in container.get("env") or []}
+            if any(env.get(name) != value for name, value in expected.items()):
+                return f"container {container['name']}: {sorted(env)}"
+        return None
+
+    return check
+
+
+def _diff_checker(out: bytes) -> str | None:
+    head = out[:4096]
+    if not head.startswith(b"--- ") or b"HTTP_PROXY" not in out[-1 << 20 :]:
+        return "not a diff that adds the variables"
+    return None
+
+
+def build_flow(tools: Tools, tmp: Path, settings: Settings) -> list[Case]:
+    """A flow-style Deployment per size, filtered and shown as a --diff."""
+    expected = expected_env(tools, tmp)
+    cases: list[Case] = []
+    for mib in settings.flow_mib:
+        size = min(int(mib * MIB), FLOW_MAX_BYTES)
+        path = tmp / f"flow-{mib:g}.json"
+        containers = gen.write_flow_deployment(path, size)
+        label = f"{path.stat().st_size / MIB:.2f} MiB"
+        check = flow_checker(containers, expected)
+        argv = (tools.script, str(PROFILE))
+        cases.append(Case(f"flow {label}", argv, path, tools.env, check=check))
+        cases.append(
+            Case(f"flow {label} --diff", (*argv, "--diff"), path, tools.env, check=_diff_checker)
+        )
+    return cases
+
+
+def print_flow(series: Mapping[str, Series]) -> None:
+    print()
+    print(
+        "== flow: one Deployment in JSON on one line (gen.flow_deployment), every container changed"
+    )
+    print(f"   {'case':28} {'n':>2} {'median s':>9} {'s/MiB':>7} {'RSS MB':>7} {'RSS MB/MiB':>10}")
+    for name, item in series.items():
+        mib = item.case.stdin.stat().st_size / MIB if item.case.stdin else 1.0
+        print(
+            f"   {name:28} {len(item.samples):>2} {item.seconds:9.3f} {item.seconds / mib:7.3f} "
+            f"{item.rss_mb:7.1f} {item.rss_mb / mib:10.1f}"
+        )
+
+
+def flow_targets(series: Mapping[str, Series]) -> list[Target]:
+    """Linear in size: time and memory per MiB at the largest size against the smallest."""
+    out: list[Target] = []
+    for mode in ("", " --diff"):
+        runs = [s for name, s in series.items() if name.endswith(" MiB" + mode)]
+        if len(runs) < 2:
+            continue
+        sizes = [s.case.stdin.stat().st_size / MIB if s.case.stdin else 1.0 for s in runs]
+        small, large = min(zip(sizes, runs, strict=True)), max(zip(sizes, runs, strict=True))
+        time_ratio = (large[1].seconds / large[0]) / (small[1].seconds / small[0])
+        rss_ratio = (large[1].rss_mb / large[0]) / (small[1].rss_mb / small[0])
+        label = f"5  flow{mode}: per MiB at {large[0]:.2f} / at {small[0]:.2f} MiB"
+        figure = (
+            f"time {time_ratio:.2f} ({large[1].seconds:.1f} s), "
+            f"RSS {rss_ratio:.2f} ({large[1].rss_mb:.0f} MB)"
+        )
+        out.append(Target(label, figure, "<= 1.5", time_ratio <= 1.5 and rss_ratio <= 1.5))
+    return out
+
+
 # --------------------------------------------------------------------------- scaling
 
 
@@ -1102,23 +1201,31 @@ def main() -> None:
         tools = setup_tools(tmp)
         workloads = build_workloads(tools, tmp, settings)
         results = run_interleaved({w.name: w.cases for w in workloads}, settings)
+        if settings.flow_mib:
+            print("flow style...", flush=True)
+            flow = {"flow": build_flow(tools, tmp, settings)}
+            results.update(run_interleaved(flow, replace(settings, runs=settings.flow_runs)))
         print("scaling...", flush=True)
         points, big = run_scaling(tools, tmp, settings)
         print()
         print_header(tools, settings)
         for workload in workloads:
             print_workload(workload, results[workload.name])
+        if "flow" in results:
+            print_flow(results["flow"])
         print_scaling(points, big)
         note = write_scaling(points, big, settings.out)
         rows = targets(results, workloads, points, big)
+        if "flow" in results:
+            rows += flow_targets(results["flow"])
         print_targets(rows)
         summary = {
             "workloads": {
-                w.name: {
+                group: {
                     name: {"median_s": s.seconds, "runs": len(s.samples), "rss_mb": s.rss_mb}
-                    for name, s in results[w.name].items()
+                    for name, s in series.items()
                 }
-                for w in workloads
+                for group, series in results.items()
             },
             "targets": [row.__dict__ for row in rows],
         }

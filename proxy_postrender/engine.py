@@ -22,8 +22,13 @@ from proxy_postrender.request import Request
 from proxy_postrender.result import ObjectReport, Outcome, Result
 from proxy_postrender.targets import CUSTOM_PLANNERS
 from proxy_postrender.yamltext import ops, splice, spool, stream
-from proxy_postrender.yamltext.errors import ParseError
-from proxy_postrender.yamltext.read import MAX_PARSED_BYTES, load_documents, nodes_and_data
+from proxy_postrender.yamltext.errors import LimitError, ParseError
+from proxy_postrender.yamltext.read import (
+    MAX_PARSED_BYTES,
+    count_nodes,
+    load_documents,
+    nodes_and_data,
+)
 from proxy_postrender.yamltext.tree import Node
 
 if TYPE_CHECKING:
@@ -107,10 +112,10 @@ def run(
         if not content or (kind is not None and kind not in kinds):
             consume(_pass_through(segment, result.documents, counted, request))
         else:
-            consume(process_segment(segment, result.documents, request, envs))
+            consume(process_segment(segment, result.documents, request, envs, kind))
     out.write_all(generated.documents(result, request, out))
     if request.forbid_plaintext:
-        verify.no_plaintext(out.segments())
+        verify.no_plaintext(out.segments(), secret_backed=request.pods.secret_ref is not None)
     result.no_proxy_warnings = envs.warnings
     return result
 
@@ -139,26 +144,61 @@ def _refuse_unknown_target(segment: stream.Segment, index: int) -> None:
 
 
 def process_segment(
-    segment: stream.Segment, index: int, request: Request, envs: Environments
+    segment: stream.Segment,
+    index: int,
+    request: Request,
+    envs: Environments,
+    kind: str | None = None,
 ) -> Outcome:
-    """One segment that may hold targets (document ``index`` of the stream)."""
+    """One segment that may hold targets (document ``index`` of the stream): of a kind
+    the target table names, or of a ``kind`` the raw text does not show (None)."""
     if len(segment.text) > MAX_PARSED_BYTES:
-        raise InputError(
-            f"the document is {len(segment.text) / 2**20:.1f} MiB; an object the tool changes "
-            f"may be at most {MAX_PARSED_BYTES // 2**20} MiB (the API server takes 3 MiB)",
-            DocumentContext(index, segment.line, source=segment.helm_source()),
+        size = f"the document is {len(segment.text) / 2**20:.1f} MiB"
+        bound = f"{MAX_PARSED_BYTES // 2**20} MiB (the API server takes 3 MiB)"
+        reason = (
+            f"{size}; an object the tool changes may be at most {bound}"
+            if kind is not None
+            else f"{size} and its kind shows only when it is parsed (flow style, quoted "
+            f"keys or an indented root); the tool parses documents of at most {bound}"
         )
+        raise InputError(reason, DocumentContext(index, segment.line, source=segment.helm_source()))
     try:
-        return _process_parsed(segment, index, request, envs)
+        if len(segment.text) < _LARGE:
+            return _process_parsed(segment, index, request, envs)
+        return _without_collector(lambda: _process_parsed(segment, index, request, envs))
     except RecursionError:
+        # nesting within the readers' bound, but past Python's recursion limit in a later
+        # step (the round-trip fallback's pure-Python reader and dumper)
         context = DocumentContext(index, segment.line, source=segment.helm_source())
         raise InputError("the document is nested too deeply", context) from None
+
+
+# A document this large is read with the cyclic garbage collector paused.
+_LARGE = 1 << 20
+
+
+def _without_collector(work: Callable[[], Outcome]) -> Outcome:
+    """``work()`` with the cyclic garbage collector paused. The nodes and data of a
+    document hold no reference cycles, but each full pass of the collector visits all of
+    them: for a document of millions of nodes, a quarter of its time."""
+    import gc  # lazy: only large documents
+
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return work()
+    finally:
+        if paused:
+            gc.enable()
 
 
 def _read(segment: stream.Segment, index: int) -> list[tuple[Node, Any]]:
     """Every document of the segment with its nodes, or the reason it is invalid."""
     try:
         return nodes_and_data(segment.text)
+    except LimitError as exc:
+        context = DocumentContext(index, segment.line, source=segment.helm_source())
+        raise InputError(exc.problem, context) from None
     except ParseError as exc:
         line = segment.line
         if exc.offset is not None:
@@ -219,10 +259,18 @@ def _rewrite(
         spliced = _same_ending(segment.text, splice.apply_edits(segment.text, edits))
         if verify.equivalent(spliced, expected):
             return spliced, "splice"
-    except splice.Unsupported:
-        pass
+        why = "the spliced text did not read back as planned"
+    except splice.Unsupported as exc:
+        why = f"the splice was refused ({exc})"
     from proxy_postrender.yamltext import libyaml
 
+    nodes = sum(count_nodes(node, libyaml.ROUNDTRIP_MAX_NODES) for node, _ in docs)
+    if nodes > libyaml.ROUNDTRIP_MAX_NODES:
+        raise InputError(
+            f"could not apply the change: {why}, and the round-trip dump takes documents of "
+            f"at most {libyaml.ROUNDTRIP_MAX_NODES} nodes",
+            _context(segment, index, docs[0][1] if docs else None),
+        )
     try:
         dumped: str | None = libyaml.roundtrip(segment.text, changes, style, newline)
     except ParseError:

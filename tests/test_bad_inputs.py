@@ -85,3 +85,41 @@ def test_a_50_mib_target_is_refused_before_it_is_parsed() -> None:
         f"    blob: {BLOB}\nspec:\n  template:\n    spec:\n      containers:\n      - name: a\n"
     )
     _check(data.encode(), {"error": "the document is 50.0 MiB"})
+
+
+def test_a_json_document_over_the_size_cap_is_refused_for_what_it_is() -> None:
+    """Its kind shows only when it is parsed: the tool does not know it is a target."""
+    data = '{"apiVersion": "v1", "kind": "ConfigMap", "data": {"blob": "' + BLOB + '"}}\n'
+    _check(data.encode(), {"error": "its kind shows only when it is parsed"})
+
+
+def test_a_document_nested_a_million_levels_deep_is_refused_not_crashed() -> None:
+    """libyaml's composer recursed in C until the process crashed (exit -11, no message)."""
+    data = '{"kind": "ConfigMap", "x": ' + "[" * 1_000_000 + "]" * 1_000_000 + "}\n"
+    _check(data.encode(), {"error": "nested too deeply (more than 200 levels)"})
+
+
+def test_a_document_over_the_node_bound_is_refused() -> None:
+    """A million nodes and one: far more than the API server's 3 MiB hold in practice."""
+    data = '{"kind": "Deployment", "x": [' + ",".join(["0"] * 1_000_000) + "]}\n"
+    _check(data.encode(), {"error": "the document has more than 1000000 nodes"})
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [
+        "  annotations:\n    scale: 1e3\n",  # the fast reader
+        "  annotations: {scale: 1e3, tags: [2E-5]}\n",  # flow: the event reader
+        "  annotations: {scale: 1e3}\n  labels: &a {x: 1e1}\n  also: *a\n",  # the composer
+    ],
+)
+def test_a_float_without_a_dot_prints_no_warning_and_keeps_its_value(layout: str) -> None:
+    data = (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n" + layout + "spec:\n"
+        "  containers:\n  - name: a\n"
+    ).encode()
+    proc = _run(data)
+    assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
+    out = libyaml.load_data(proc.stdout.decode())[0]
+    assert out["metadata"]["annotations"]["scale"] == 1000.0
+    assert b"1e3" in proc.stdout

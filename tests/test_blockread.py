@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from proxy_postrender.yamltext import blockread, libyaml, stream, tree
 from proxy_postrender.yamltext.errors import ParseError
+from proxy_postrender.yamltext.loader import scalar_loader
 from tests.golden import load_cases
 from tests.helpers import FIXTURES
 from tests.test_fuzz import FUZZ_SETTINGS, mutate
@@ -144,8 +145,9 @@ SEEDS = [text for _, text in _inputs()] + CASES
 
 
 @st.composite
-def mutated_segment(draw: st.DrawFn) -> str:
-    text = draw(st.sampled_from(SEEDS))
+def mutated_segment(draw: st.DrawFn, seeds: list[str] = SEEDS) -> str:
+    """One document of one of ``seeds``, mutated as the fuzz test mutates streams."""
+    text = draw(st.sampled_from(seeds))
     segments = [s.text for s in stream.split(text) if s.has_content()]
     text = draw(st.sampled_from(segments)) if segments else text
     return mutate(draw, text)
@@ -159,7 +161,7 @@ def test_mutated_segments_read_exactly_or_declined(text: str) -> None:
 
 def test_implicit_starts_match_the_loader() -> None:
     """Plain scalars starting elsewhere are strings for the full path's resolver too."""
-    loader = libyaml.scalar_loader()
+    loader = scalar_loader()
     assert {k for k in loader.yaml_implicit_resolvers if k} == set(blockread.IMPLICIT_STARTS)
 
 

@@ -135,3 +135,145 @@ def test_secret_mode_items_may_gain_the_generated_secret(tmp_path: Any) -> None:
     removed = run_cli(["--remove"], first.stdout)
     assert removed.returncode == 0, removed.stderr
     assert "Secret" not in [item["kind"] for item in _out(removed)["items"]]
+
+
+def _refused(proc: Any, message: str) -> None:
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout == b""
+    lines = proc.stderr.decode().splitlines()
+    assert len(lines) == 1 and message in lines[0], lines
+
+
+def test_a_recursive_alias_in_an_item_is_refused_not_turned_into_null() -> None:
+    """The round-trip reader takes ``&a [*a]`` and wrote it back as ``[null]``."""
+    item = "\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: c}\n  data: &a [*a]\n"
+    proc = run_cli([], _resource_list(OTHER_ITEM + item, SHARED_PROFILE.read_text()))
+    _refused(proc, "a recursive alias")
+
+
+def test_an_item_nested_too_deeply_is_refused_in_one_line() -> None:
+    """It stopped the round-trip reader with an internal error (RecursionError)."""
+    deep = "[" * 5000 + "]" * 5000
+    item = f"\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {{name: c}}\n  x: {deep}\n"
+    proc = run_cli([], _resource_list(item, SHARED_PROFILE.read_text()))
+    _refused(proc, "nested too deeply (more than 200 levels)")
+
+
+def test_an_item_as_deep_as_a_document_may_be_is_read() -> None:
+    deep = "[" * 198 + "]" * 198  # the item's mapping and x's list: 200 levels in the item
+    item = f"\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {{name: c}}\n  x: {deep}\n"
+    proc = run_cli([], _resource_list(item, SHARED_PROFILE.read_text()))
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_a_resource_list_the_text_path_cannot_cut_is_bounded() -> None:
+    """Flow-style items go through the round-trip reader and dumper (some 200
+    microseconds per node): beyond its bound, one line instead of minutes of work."""
+    from proxy_postrender.cli import krm
+
+    zeros = ", ".join(["0"] * krm.ROUNDTRIP_MAX_NODES)
+    item = "\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: c}, x: [" + zeros + "]}\n"
+    proc = run_cli([], _resource_list(item, SHARED_PROFILE.read_text()))
+    _refused(proc, f"more than {krm.ROUNDTRIP_MAX_NODES} nodes")
+
+
+def test_a_float_without_a_dot_prints_no_warning() -> None:
+    item = DEPLOY_ITEM.replace("  name: web\n", "  name: web\n    labels: {scale: 1e3}\n", 1)
+    proc = run_cli([], _resource_list(item, SHARED_PROFILE.read_text()))
+    assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
+    assert _out(proc)["items"][0]["metadata"]["labels"]["scale"] == 1000.0
+
+
+def _no_round_trip(*_: Any) -> Any:
+    raise AssertionError("the round-trip path ran")
+
+
+def test_items_are_edited_as_text_and_the_rest_stays_byte_for_byte(monkeypatch: Any) -> None:
+    """The ResourceList is not re-dumped: comments, quoting and layout of every item the
+    tool does not change stay as they were, and so does everything around the items.
+    (It was read and written whole by ruamel.yaml's pure-Python round trip: some 200
+    microseconds per node.)"""
+    from proxy_postrender.cli import krm
+    from tests.test_properties import REMOVE, REQUEST
+
+    service = (
+        "\n# the Service is left alone\n- apiVersion: v1   # keep me\n  kind: Service\n"
+        "  metadata: {name: svc, labels: {'a': \"b\"}}\n  spec:\n    ports:\n    - port: 80\n"
+    )
+    text = _resource_list(DEPLOY_ITEM + service, None).decode()
+    text = text.replace("items:", "# before the items\nitems:  # a comment\n")
+    text += "results:\n- message: from an earlier function\n  severity: info\n"
+    monkeypatch.setattr(krm, "_run_roundtrip", _no_round_trip)
+    outcome = krm.run(text, lambda config: REQUEST)
+    assert outcome.error is None
+    out = outcome.text
+    head = out.partition("- apiVersion: apps/v1\n")[0]
+    assert head == text.partition("- apiVersion: apps/v1\n")[0]
+    assert service in out
+    assert "from an earlier function" not in out
+    (data,) = libyaml.load_data(out)
+    env = data["items"][0]["spec"]["template"]["spec"]["containers"][0]["env"]
+    assert [e["name"] for e in env] == list(PROXY_VARS)
+    assert "          image: nginx\n" in out  # the item's own indentation
+    again = krm.run(out, lambda config: REQUEST).text
+    assert again.partition("results:")[0] == out.partition("results:")[0]
+    removed = krm.run(out, lambda config: REMOVE).text
+    assert removed.partition("results:")[0] == text.partition("results:")[0]
+
+
+def test_an_error_leaves_the_items_as_they_came_in_text_too(monkeypatch: Any) -> None:
+    from proxy_postrender.cli import krm
+    from tests.test_properties import REQUEST
+
+    broken = "\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: p}\n  spec:\n    containers: 1\n"
+    text = _resource_list(DEPLOY_ITEM + broken, None).decode()
+    monkeypatch.setattr(krm, "_run_roundtrip", _no_round_trip)
+    outcome = krm.run(text, lambda config: REQUEST)
+    assert outcome.error is not None
+    assert outcome.text.startswith(text)
+    (data,) = libyaml.load_data(outcome.text)
+    assert data["results"][0]["severity"] == "error"
+
+
+def test_block_items_gain_the_generated_secret_and_lose_it_on_removal(tmp_path: Any) -> None:
+    from tests.helpers import GOLDEN
+
+    profile = tmp_path / "p.yaml"
+    profile.write_text(SHARED_PROFILE.read_text() + "  nodes:\n    credentials: secret\n")
+    docs = [
+        d
+        for d in (GOLDEN / "capi-v1beta1" / "input.yaml").read_text().split("---\n")
+        if "kind:" in d
+    ]
+    items = "".join(
+        "\n- " + "\n  ".join(line for line in d.strip("\n").split("\n")).replace("\n  \n", "\n\n")
+        for d in docs
+    )
+    text = _resource_list(items + "\n", None)
+    first = run_cli([str(profile)], text)
+    assert first.returncode == 0, first.stderr
+    kinds = [item["kind"] for item in _out(first)["items"]]
+    assert kinds.count("Secret") >= 1 and len(kinds) == len(docs) + kinds.count("Secret")
+    second = run_cli([str(profile)], first.stdout)
+    assert second.stdout.partition(b"\nresults:")[0] == first.stdout.partition(b"\nresults:")[0]
+    removed = run_cli([str(profile), "--remove"], first.stdout)
+    assert removed.returncode == 0, removed.stderr
+    assert removed.stdout.partition(b"\nresults:")[0] == text.rstrip(b"\n")
+
+
+def test_a_comment_after_a_block_scalar_stays_a_comment() -> None:
+    """ruamel.yaml's round trip moved the comment into the block scalar above it: the
+    container's script changed. Edited as text, the item keeps its data."""
+    from tests.helpers import GOLDEN
+
+    lines = (GOLDEN / "block-scalar-tail" / "input.yaml").read_text().rstrip("\n").split("\n")
+    item = "\n- " + lines[0] + "".join("\n" + ("  " + line if line else "") for line in lines[1:])
+    text = _resource_list(item + "\n", SHARED_PROFILE.read_text())
+    proc = run_cli([], text)
+    assert proc.returncode == 0, proc.stderr
+    (before,) = libyaml.load_data(text.decode())
+    container = _out(proc)["items"][0]["spec"]["template"]["spec"]["containers"][0]
+    assert (
+        container["args"] == before["items"][0]["spec"]["template"]["spec"]["containers"][0]["args"]
+    )
+    assert b"\n            # a comment after the block scalar\n" in proc.stdout

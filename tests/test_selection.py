@@ -243,3 +243,51 @@ def test_a_setter_into_metadata_is_refused(tmp_path: Path) -> None:
     )
     with pytest.raises(ProfileError, match="not the object's content"):
         loader.load(str(path), environ={})
+
+
+CA_CASE = Path(__file__).resolve().parent.parent / "fixtures" / "golden" / "ca-workloads"
+
+
+def test_the_proxy_ca_volume_and_mount_are_spliced_like_the_env() -> None:
+    """caBundle.workloads sent every changed workload through the round-trip dump ('...'
+    markers dropped, comments moved, indentless lists re-indented, --remove not exact):
+    a mount's ``readOnly: true`` was written as the string "True", which did not verify."""
+    from tests.helpers import run_cli
+
+    text = (
+        b"# a comment that stays\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p   # here\n"
+        b"spec:\n  containers:\n  - name: app\n    image: x\n    volumeMounts:\n"
+        b"    - name: data\n      mountPath: /data\n  volumes:\n  - name: data\n"
+        b"    emptyDir: {}\n...\n"
+    )
+    profile = str(CA_CASE / "profile.yaml")
+    proc = run_cli([profile, "--report"], text, cwd=CA_CASE)
+    assert proc.returncode == 0, proc.stderr
+    assert b"round-trip" not in proc.stderr
+    out = proc.stdout
+    assert out.startswith(b"# a comment that stays\n") and b"name: p   # here\n" in out
+    assert b"\n...\n" in out and b"\n  - name: app\n" in out
+    assert b"      readOnly: true\n" in out
+    again = run_cli([profile], out, cwd=CA_CASE)
+    assert again.stdout.startswith(out)  # idempotent (the ConfigMap is made anew after it)
+    removed = run_cli([profile, "--remove"], out, cwd=CA_CASE)
+    assert removed.returncode == 0, removed.stderr
+    assert removed.stdout == text
+
+
+@pytest.mark.parametrize("name", ["a;b", "a=b", "a,b"])
+def test_a_container_name_the_record_cannot_hold_is_refused(name: str) -> None:
+    """``container=VAR,VAR;other=VAR``: such a name made a record the tool could not read
+    back. Kubernetes takes only DNS labels as container names, so none is valid."""
+    from tests.helpers import SHARED_PROFILE, run_cli
+
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n"
+        f"  - name: ok\n  - name: '{name}'\n"
+    ).encode()
+    proc = run_cli([str(SHARED_PROFILE)], text)
+    assert proc.returncode == 1 and proc.stdout == b""
+    (line,) = proc.stderr.decode().splitlines()
+    assert f"spec.containers[1] is named '{name}', which is no valid container name" in line
+    excluded = run_cli([str(SHARED_PROFILE), "--remove"], text)
+    assert excluded.returncode == 0 and excluded.stdout == text  # nothing recorded: no harm

@@ -208,6 +208,7 @@ def plan(
         if ca is not None:
             owned.append(CA_MARK)
         if owned:
+            _check_recordable(name, here)
             record[name] = owned
         result.containers += 1
     for spec_path in paths:
@@ -228,6 +229,20 @@ def plan(
 
 
 CA_MARK = "+ca"  # in a container's record: the tool mounted the proxy CA there
+# What separates the record's entries, a container from its variables, and variables.
+_RECORD_SEPARATORS = frozenset(";=,")
+
+
+def _check_recordable(name: str, where: str) -> None:
+    """A container name the record can hold. Kubernetes takes only DNS labels (lower-case
+    letters, digits, '-') as container names, so a name with a separator of the record
+    belongs to no object the API server accepts: refused rather than escaped."""
+    if _RECORD_SEPARATORS.intersection(name):
+        raise InputError(
+            f"{where} is named {name!r}, which is no valid container name (Kubernetes takes "
+            "DNS labels: lower-case letters, digits and '-'), and the record of what the "
+            f"tool injects ({ANNOTATION}) could not be read back"
+        )
 
 
 def _check_mount_free(

@@ -429,7 +429,7 @@ SPEC = section(
         "URL for `HTTP_PROXY`/`http_proxy`. `http://` or `https://`, a host, optional port "
         "and credentials; no path, query or whitespace. In the user name and password, "
         "anything but letters, digits and `-._~!$&'()*+,;=` must be percent-encoded "
-        "(`%22` for `\"`), as Go programs (containerd, kubelet, kubeadm) read it.",
+        '(`%22` for `"`), as Go programs (containerd, kubelet, kubeadm) read it.',
     ),
     Option(
         "httpsProxy",

@@ -29,6 +29,7 @@ from proxy_postrender import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
+from proxy_postrender.yamltext.errors import MAX_DEPTH
 from proxy_postrender.yamltext.tree import MappingNode, Node, ScalarNode, SequenceNode
 
 
@@ -138,9 +139,9 @@ class _Resolver:
         from ruamel.yaml.nodes import ScalarNode as RuamelScalar
 
         if self._loader is None:
-            from proxy_postrender.yamltext import libyaml
+            from proxy_postrender.yamltext.loader import scalar_loader
 
-            self._loader = libyaml.scalar_loader()
+            self._loader = scalar_loader()
         loader = self._loader
         tag = loader.resolve(RuamelScalar, value, (True, False))
         name = str(tag)
@@ -213,11 +214,12 @@ class _Memo:
 
 
 class _Reader:
-    __slots__ = ("indent", "lines", "memo", "n", "starts", "stripped", "text")
+    __slots__ = ("depth", "indent", "lines", "memo", "n", "starts", "stripped", "text")
 
     def __init__(self, text: str, memo: _Memo | None = None) -> None:
         self.text = text
         self.memo = memo
+        self.depth = 1  # collections open, the root mapping included (as libyaml counts)
         lines = text.split("\n")
         self.lines = lines
         self.n = len(lines)
@@ -256,7 +258,7 @@ class _Reader:
             value = _quoted(first, match.group(1))
             return ScalarNode(offset, offset + match.end(), value, first, False), value
         if first == "[" or first == "{":
-            node, data, end = _flow(s, 0, offset)
+            node, data, end = _flow(s, 0, offset, self.depth + 1)
             _check_tail(s, end)
             return node, data
         if first == "|" or first == ">":
@@ -328,10 +330,20 @@ class _Reader:
 
     def node_at(self, i: int) -> tuple[Node, Any, int]:
         """The block collection starting on content line ``i``; returns the next line."""
+        # a document past the nesting bound is declined; libyaml's reader refuses it
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise Declined("nested too deeply")
         col = self.indent[i]
+        memo = self.memo is not None and col > 0
+        found = self._remembered(i, col) if memo else self._node_at(i, col)
+        self.depth -= 1
+        return found
+
+    def _remembered(self, i: int, col: int) -> tuple[Node, Any, int]:
+        """:meth:`node_at` through the memo (spliced text read back)."""
         memo = self.memo
-        if memo is None or col == 0:
-            return self._node_at(i, col)
+        assert memo is not None
         # The collection ends at or before the next content line indented less: its
         # reading depends on that text alone, and on whether the text ends there (NUL,
         # which no text read here holds, marks a region that runs to the end).
@@ -424,7 +436,11 @@ class _Reader:
             rest = s[1:].lstrip(" ")
             rest_offset = starts[i] + col + len(s) - len(rest)
             if rest and rest[0] != "#" and _looks_like_key(rest):
+                self.depth += 1  # a mapping in the item: one level deeper
+                if self.depth > MAX_DEPTH:
+                    raise Declined("nested too deeply")
                 node, value, i = self.mapping(i, rest_offset - starts[i], rest, rest_offset)
+                self.depth -= 1
             elif _is_dash(rest):
                 raise Declined("nested sequence on one line")
             else:
@@ -520,8 +536,11 @@ def _key(s: str, offset: int) -> tuple[ScalarNode, Any, int]:
     return ScalarNode(offset, offset + len(key_text), key_text, "", null), key, colon + 1
 
 
-def _flow(s: str, pos: int, offset: int) -> tuple[Node, Any, int]:
-    """A flow collection on one line starting at ``s[pos]``; returns (node, data, end)."""
+def _flow(s: str, pos: int, offset: int, depth: int) -> tuple[Node, Any, int]:
+    """A flow collection on one line starting at ``s[pos]``, ``depth`` collections deep;
+    returns (node, data, end)."""
+    if depth > MAX_DEPTH:
+        raise Declined("nested too deeply")
     opener = s[pos]
     closer = "]" if opener == "[" else "}"
     start = offset + pos
@@ -543,7 +562,7 @@ def _flow(s: str, pos: int, offset: int) -> tuple[Node, Any, int]:
             continue
         if not expect_item:
             raise Declined("flow entries without ','")
-        node, value, pos = _flow_value(s, pos, offset)
+        node, value, pos = _flow_value(s, pos, offset, depth)
         if opener == "{":
             if s[pos : pos + 1] != ":":
                 raise Declined("flow mapping entry without ':'")
@@ -551,7 +570,7 @@ def _flow(s: str, pos: int, offset: int) -> tuple[Node, Any, int]:
                 isinstance(node, ScalarNode) and node.style
             ):
                 raise Declined("':' in a flow plain scalar")
-            vnode, vvalue, pos = _flow_value(s, _skip_spaces(s, pos + 1), offset)
+            vnode, vvalue, pos = _flow_value(s, _skip_spaces(s, pos + 1), offset, depth)
             if not _usable_key(value) or any(value == k for k, _ in data_items):
                 raise Declined("flow mapping key")
             items.append((node, vnode))
@@ -573,12 +592,12 @@ def _skip_spaces(s: str, pos: int) -> int:
     return pos
 
 
-def _flow_value(s: str, pos: int, offset: int) -> tuple[Node, Any, int]:
-    """One flow entry's key or value at ``s[pos]``; returns (node, data, position after it
-    and the spaces that follow)."""
+def _flow_value(s: str, pos: int, offset: int, depth: int) -> tuple[Node, Any, int]:
+    """One flow entry's key or value at ``s[pos]`` inside a collection ``depth`` deep;
+    returns (node, data, position after it and the spaces that follow)."""
     char = s[pos : pos + 1]
     if char == "[" or char == "{":
-        node, value, end = _flow(s, pos, offset)
+        node, value, end = _flow(s, pos, offset, depth + 1)
         return node, value, _skip_spaces(s, end)
     match = _FLOW_SCALAR.match(s, pos)
     if match is None:

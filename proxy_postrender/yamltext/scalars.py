@@ -37,7 +37,36 @@ def render(value: str) -> str:
     """A scalar for ``value``: plain when that is unambiguous, else double-quoted."""
     if _PLAIN_RE.fullmatch(value) and value.lower() not in _RESERVED and not value.endswith(":"):
         return value
-    return '"' + "".join(_escape(ch) for ch in value) + '"'
+    return double_quoted(value)
+
+
+# the characters _escape changes
+_UNSAFE_RE = re.compile(r'[\\"\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029\ufffe\uffff]')
+
+
+def double_quoted(value: str) -> str:
+    return '"' + _UNSAFE_RE.sub(lambda m: _escape(m.group()), value) + '"'
+
+
+@lru_cache(maxsize=4096)
+def render_flow(value: str, quote: bool) -> str:
+    """A scalar for ``value`` inside a flow collection: plain only without ',' (a flow
+    indicator) and ':' (libyaml and YAML 1.2 read "a:b" differently there), and never
+    with ``quote`` (the document writes its strings double-quoted, as JSON does)."""
+    if quote or "," in value or ":" in value:
+        return double_quoted(value)
+    return render(value)
+
+
+def render_other(value: object) -> str | None:
+    """A boolean, null or integer as YAML writes it (None for a string or anything else)."""
+    if value is None:
+        return "null"
+    if value is True or value is False:
+        return "true" if value else "false"
+    if type(value) is int:
+        return str(value)
+    return None
 
 
 def literal_ok(value: str) -> bool:

@@ -1,10 +1,12 @@
 """Carry out operations by editing the raw text of a document.
 
-Positions come from :mod:`nodes` trees (the fast block reader's, or libyaml's
-marks converted).
-Only block-style layouts are edited here; anything else raises
-:class:`Unsupported` and the caller falls back to a round-trip dump. New text
-copies the indentation the document already uses.
+Positions come from :mod:`tree` nodes (the fast block reader's, or libyaml's).
+Block collections get new lines in the document's own indentation; flow
+collections (JSON, ``{a: b}``) get new entries after their last one (or before
+their first), on one line or each on a line of its own as the collection
+writes them, with its separator, and with strings double-quoted where the
+document quotes its keys as JSON does. A layout not edited here raises
+:class:`Unsupported`, and the caller falls back to a round-trip dump.
 """
 
 from __future__ import annotations
@@ -166,7 +168,7 @@ def _block(value: Any, indent: int, style: Style) -> list[str]:
                 inner = " " * (indent + style.map_indent)
                 lines.extend(inner + line for line in item[:-1].split("\n"))
             else:
-                lines.append(f"{pad}{scalars.render(key)}: {scalars.render_block(str(item))}")
+                lines.append(f"{pad}{scalars.render(key)}: {_block_scalar(item)}")
         return lines
     for element in value:
         lines.extend(_item(element, indent, 2, style))
@@ -178,9 +180,30 @@ def block_lines(value: dict[str, Any]) -> list[str]:
     return _block(value, 0, Style(seq_offset=0))
 
 
+def _block_scalar(value: Any) -> str:
+    if isinstance(value, str):
+        return scalars.render_block(value)
+    other = scalars.render_other(value)
+    if other is None:
+        raise Unsupported(f"no rendering for a {type(value).__name__}")
+    return other
+
+
+def _flow_text(value: Any, quote: bool) -> str:
+    """``value`` in flow style on one line (strings double-quoted with ``quote``)."""
+    if isinstance(value, dict):
+        pairs = (f"{_flow_text(k, quote)}: {_flow_text(v, quote)}" for k, v in value.items())
+        return "{" + ", ".join(pairs) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_flow_text(v, quote) for v in value) + "]"
+    if isinstance(value, str):
+        return scalars.render_flow(value, quote)
+    return _block_scalar(value)
+
+
 def _item(element: Any, dash_col: int, content_offset: int, style: Style) -> list[str]:
     if not isinstance(element, dict | list):
-        return [" " * dash_col + "- " + scalars.render_block(str(element))]
+        return [" " * dash_col + "- " + _block_scalar(element)]
     inner = _block(element, dash_col + content_offset, style)
     first = inner[0]
     return [" " * dash_col + "-" + first[dash_col + 1 :], *inner[1:]]
@@ -268,9 +291,31 @@ def _set_collection(text: str, root: Node, op: SetValue, style: Style, newline: 
     return Edit(colon + 1, line_end, body if at_unterminated_end else body + newline)
 
 
-def _to_edit(text: str, root: Node, op: Op, style: Style, newline: str) -> Edit:
+def _in_flow(root: Node, path: Path) -> bool:
+    """Whether the value at ``path`` is an entry of a flow collection."""
+    return bool(path) and not is_block(resolve(root, path[:-1]))
+
+
+def _replace_in_flow(text: str, node: Node, value: Any, quote: bool) -> Edit:
+    """Write ``value`` over an entry of a flow collection."""
+    if node.start == node.end:
+        raise Unsupported("an empty value in a flow collection")
+    if isinstance(value, str):
+        if isinstance(node, ScalarNode) and node.style in ("|", ">"):
+            raise Unsupported("replacement target is a block scalar")
+        return Edit(node.start, node.end, scalars.render_flow(value, quote))
+    if value is None and isinstance(node, MappingNode | SequenceNode) and not is_block(node):
+        return Edit(node.start, node.end, "null")
+    if not is_block(node) or isinstance(node, ScalarNode):
+        return Edit(node.start, node.end, _flow_text(value, quote))
+    raise Unsupported("a block collection in a flow collection")
+
+
+def _to_edit(text: str, root: Node, op: Op, style: Style, newline: str, quote: bool) -> Edit:
     if isinstance(op, SetValue):
         node = resolve(root, op.path)
+        if _in_flow(root, op.path):
+            return _replace_in_flow(text, node, op.value, quote)
         if op.value is None:
             return _clear(text, node)
         if op.value == [] and isinstance(node, SequenceNode) and node.value:
@@ -333,7 +378,139 @@ def _to_edit(text: str, root: Node, op: Op, style: Style, newline: str) -> Edit:
 def edits_for(text: str, root: Node, ops: list[Op], style: Style, newline: str) -> list[Edit]:
     if text and not text.endswith("\n"):
         style = structs.replace(style, literal=False)
-    return [_to_edit(text, root, op, style, newline) for op in ops]
+    # a document whose first key is double-quoted writes JSON: so do its new flow entries
+    quote = (
+        isinstance(root, MappingNode)
+        and bool(root.value)
+        and isinstance(root.value[0][0], ScalarNode)
+        and root.value[0][0].style == '"'
+    )
+    flow: dict[Path, _FlowChange] = {}
+    edits: list[Edit] = []
+    for op in ops:
+        if not _flow_change(root, op, flow, quote):
+            edits.append(_to_edit(text, root, op, style, newline, quote))
+    for path, change in flow.items():
+        edits.extend(change.edits(text, resolve(root, path), newline))
+    return edits
+
+
+class _FlowChange:
+    """What the operations do to one flow collection: entries deleted (by index), added
+    in front, added at the end."""
+
+    __slots__ = ("back", "deleted", "front")
+
+    def __init__(self) -> None:
+        self.deleted: set[int] = set()
+        self.front: list[str] = []
+        self.back: list[str] = []
+
+    def edits(self, text: str, coll: Node, newline: str) -> list[Edit]:
+        entries = _entries(text, coll)
+        n = len(entries)
+        separator = _separator(text, coll, entries, newline)
+        kept = [i for i in range(n) if i not in self.deleted]
+        edits: list[Edit] = []
+        for i in sorted(self.deleted):
+            if kept and kept[-1] > i:  # up to the next entry: its separator goes too
+                edits.append(Edit(entries[i][0], entries[i + 1][0], ""))
+            elif kept:  # in the last run: from the end of the entry before it
+                edits.append(Edit(entries[i - 1][1], entries[i][1], ""))
+            elif i == 0:  # all of them
+                edits.append(Edit(entries[0][0], entries[-1][1], ""))
+        end = entries[-1][1] if entries else coll.start + 1
+        if not kept:  # nothing stays to separate from: the new entries go in its place
+            added = self.front + self.back
+            if added:
+                edits.append(Edit(end, end, separator.join(added)))
+            return edits
+        if self.front:
+            start = entries[0][0]
+            edits.append(Edit(start, start, separator.join(self.front) + separator))
+        if self.back:
+            edits.append(Edit(end, end, separator + separator.join(self.back)))
+        return edits
+
+
+def _flow_change(root: Node, op: Op, flow: dict[Path, _FlowChange], quote: bool) -> bool:
+    """Note ``op`` in ``flow`` when it adds or deletes an entry of a flow collection."""
+    if isinstance(op, AppendItems | InsertItems | AddKey):
+        path = op.path
+    elif isinstance(op, DeleteItem | DeleteKey):
+        path = op.path[:-1]
+    else:
+        return False
+    coll = resolve(root, path)
+    if is_block(coll):
+        return False
+    if not isinstance(coll, MappingNode | SequenceNode):
+        raise Unsupported("not a collection")
+    change = flow.setdefault(path, _FlowChange())
+    if isinstance(op, AppendItems | InsertItems):
+        if not isinstance(coll, SequenceNode):
+            raise Unsupported("items for a mapping")
+        added = [_flow_text(item, quote) for item in op.items]
+        (change.front if isinstance(op, InsertItems) else change.back).extend(added)
+    elif isinstance(op, AddKey):
+        if not isinstance(coll, MappingNode):
+            raise Unsupported("a key for a sequence")
+        change.back.append(f"{_flow_text(op.key, quote)}: {_flow_text(op.value, quote)}")
+    elif isinstance(op, DeleteItem):
+        change.deleted.add(int(op.path[-1]))
+    else:
+        key = str(op.path[-1])
+        if not isinstance(coll, MappingNode):
+            raise Unsupported("a key in a sequence")
+        index = next(
+            (
+                i
+                for i, (k, _) in enumerate(coll.value)
+                if isinstance(k, ScalarNode) and k.value == key
+            ),
+            None,
+        )
+        if index is None:
+            raise Unsupported(f"no key {key!r}")
+        change.deleted.add(index)
+    return True
+
+
+def _entries(text: str, coll: Node) -> list[tuple[int, int]]:
+    """Where each entry of a flow collection starts and ends (a mapping entry: from its
+    key to the end of its value)."""
+    if text[coll.start : coll.start + 1] not in ("[", "{"):
+        raise Unsupported("a single-pair mapping in a flow sequence")
+    if isinstance(coll, MappingNode):
+        pairs = coll.value
+        if any(value.start == value.end for _, value in pairs):
+            raise Unsupported("an empty value in a flow mapping")
+        entries = [(key.start, value.end) for key, value in pairs]
+    else:
+        assert isinstance(coll, SequenceNode)
+        entries = [(item.start, item.end) for item in coll.value]
+    if entries and "#" in text[entries[-1][1] : coll.end]:
+        raise Unsupported("a comment after the last entry of a flow collection")
+    return entries
+
+
+def _separator(text: str, coll: Node, entries: list[tuple[int, int]], newline: str) -> str:
+    """What goes between two entries, as the collection writes it: a comma and the last
+    entry's line break and indentation when it starts a line of its own, else the
+    comma and spaces it has between its last two entries (", " by default)."""
+    if not entries:
+        return ", "
+    last = entries[-1][0]
+    before = text[entries[-2][1] if len(entries) > 1 else coll.start + 1 : last]
+    if "\n" in before:
+        begin = line_start(text, last)
+        indent = text[begin:last]
+        if indent.strip(" "):
+            raise Unsupported("a flow entry that shares its line with another")
+        return "," + newline + indent
+    if len(entries) > 1 and before.replace(" ", "") == ",":
+        return before
+    return ", "
 
 
 def apply_edits(text: str, edits: list[Edit]) -> str:
