@@ -20,10 +20,15 @@ from proxy_postrender.objects import Path
 from proxy_postrender.structs import Struct, field
 from proxy_postrender.yamltext.ops import AddKey, DeleteKey, Op, SetValue
 
-# Flag: metadata.annotations was present but null before the tool added to it,
-# so removal leaves it null instead of deleting the key.
+# Flags: the collection the tool filled was present but null (``~key``) or
+# empty (``~empty-key``) in the input, so removal gives that value back instead
+# of deleting the key. (Records without them come from inputs without the key,
+# or from older versions: their removal deletes the key, as it always did.)
 NULL_ANNOTATIONS = "~annotations"
-_FLAGS = frozenset({NULL_ANNOTATIONS})
+EMPTY_ANNOTATIONS = "~empty-annotations"
+NULL_METADATA = "~metadata"
+EMPTY_METADATA = "~empty-metadata"
+_FLAGS = frozenset({NULL_ANNOTATIONS, EMPTY_ANNOTATIONS, NULL_METADATA, EMPTY_METADATA})
 
 
 def mapping_or_none(value: Any, where: str) -> Mapping[str, Any] | None:
@@ -57,8 +62,10 @@ class Record(Struct):
                     record.flags.add(part)
                 else:
                     record.entries.append(part)
-        if metadata and "annotations" in metadata and metadata["annotations"] is None:
-            record.flags.add(NULL_ANNOTATIONS)
+        if "metadata" in obj and not metadata:
+            record.flags.add(NULL_METADATA if metadata is None else EMPTY_METADATA)
+        if metadata and "annotations" in metadata and not annotations:
+            record.flags.add(NULL_ANNOTATIONS if annotations is None else EMPTY_ANNOTATIONS)
         return record
 
     def value(self, entries: list[str]) -> str:
@@ -76,8 +83,17 @@ class Record(Struct):
         annotations_path = (*meta_path, "annotations")
         if not wanted:
             if isinstance(annotations, Mapping) and len(annotations) == 1:
+                if isinstance(metadata, Mapping) and len(metadata) == 1:
+                    if NULL_METADATA in self.flags:
+                        return [SetValue(meta_path, None)]
+                    if EMPTY_METADATA in self.flags:
+                        return [SetValue(meta_path, {})]
                 if NULL_ANNOTATIONS in self.flags:
                     return [SetValue(annotations_path, None)]
+                if EMPTY_ANNOTATIONS in self.flags:
+                    return [SetValue(annotations_path, {})]
+                if isinstance(metadata, Mapping) and len(metadata) == 1:
+                    return [DeleteKey(meta_path)]  # the tool added the metadata too
                 return [DeleteKey(annotations_path)]
             return [DeleteKey((*annotations_path, self.key))]
         if self.current is not None:

@@ -65,7 +65,8 @@ def containers(doc: Any) -> Iterator[tuple[str, Mapping[str, Any]]]:
                 continue
             for key in CONTAINER_LISTS:
                 for container in spec.get(key) or []:
-                    yield f"{obj['kind']}/{obj['metadata']['name']}/{container['name']}", container
+                    name = (obj.get("metadata") or {}).get("name")
+                    yield f"{obj['kind']}/{name}/{container['name']}", container
 
 
 def env_names(container: Mapping[str, Any]) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -32,6 +33,25 @@ TEXT = st.text(
 )
 
 
+class Empty(str):
+    """An empty or null value, spelled as the text after its key's colon."""
+
+
+# The empty or null collections charts write and the tool fills: "env:", "env: []",
+# "annotations: {}", "annotations:" with "{}" on the next line...
+NO_VALUE, NULL, TILDE, EMPTY_LIST, EMPTY_MAP, MAP_ON_ITS_LINE = (
+    Empty(""),
+    Empty(" null"),
+    Empty(" ~"),
+    Empty(" []"),
+    Empty(" {}"),
+    Empty("\n{}"),
+)
+# Spellings --remove gives back only as data (the record keeps null and empty, not
+# how they were written): "key: null" comes back "key:", "{}" on its own line inline
+# (see _restored_as_data).
+
+
 class Emitter:
     """Block-style YAML text with the indentation, quoting and comments chosen by hypothesis."""
 
@@ -55,6 +75,12 @@ class Emitter:
         lines: list[str] = []
         if isinstance(value, dict):
             for key, item in value.items():
+                if isinstance(item, Empty):
+                    head, _, own_line = item.partition("\n")
+                    lines.append(f"{pad}{key}:{head}{self.comment() if not own_line else ''}")
+                    if own_line:
+                        lines.append(" " * (indent + self.map_indent) + own_line)
+                    continue
                 if isinstance(item, dict) and item:
                     lines.append(f"{pad}{key}:{self.comment()}")
                     lines += self.block(item, indent + self.map_indent)
@@ -98,6 +124,10 @@ def workload(draw: Any) -> dict[str, Any]:
         )
         if env:
             container["env"] = [{"name": n, "value": v} for n, v in env]
+        else:
+            empty = draw(st.sampled_from([None, NO_VALUE, NULL, TILDE, EMPTY_LIST]))
+            if empty is not None:
+                container["env"] = empty
         if draw(st.booleans()):
             container["args"] = ["--flag", "line one\nline two\n---\n"]
         pod_containers.append(container)
@@ -112,8 +142,15 @@ def workload(draw: Any) -> dict[str, Any]:
         "kind": kind,
         "metadata": {"name": draw(NAMES)},
     }
-    if draw(st.booleans()):
+    annotations = draw(
+        st.sampled_from(["entry", None, NO_VALUE, NULL, EMPTY_MAP, MAP_ON_ITS_LINE, "metadata"])
+    )
+    if annotations == "entry":
         obj["metadata"]["annotations"] = {"a.example/x": draw(TEXT) or "v"}
+    elif annotations == "metadata":  # "metadata:" or "metadata: {}" (no name)
+        obj["metadata"] = draw(st.sampled_from([NO_VALUE, EMPTY_MAP, MAP_ON_ITS_LINE]))
+    elif annotations is not None:
+        obj["metadata"]["annotations"] = annotations
     node = obj
     for step in paths[0][:-1]:
         node = node.setdefault(step, {})
@@ -255,9 +292,44 @@ def test_invariants(text: str) -> None:
         commands_in = spec_in.get("preKubeadmCommands") or []
         assert spec_out["preKubeadmCommands"][0] == "systemctl daemon-reload"
         assert spec_out["preKubeadmCommands"][8:] == commands_in
+    # the first run only adds lines, but for those that hold an empty value it fills
+    assert _removed_lines(text, out) <= _empty_value_lines(text)
     # a second pass changes nothing; removal gives back the input byte for byte
     assert engine.process(out, REQUEST).text == out
-    assert engine.process(out, REMOVE).text == text
+    removed = engine.process(out, REMOVE).text
+    if _restored_as_data(text):
+        assert libyaml.load_data(removed) == before
+    else:
+        assert removed == text
+
+
+def _restored_as_data(text: str) -> bool:
+    return any(
+        value.endswith((": null", ": ~")) or value.strip() == "{}"
+        for value in (line.split(" #")[0].rstrip() for line in text.splitlines())
+    )
+
+
+def _removed_lines(before: str, after: str) -> set[str]:
+    """The lines of ``before`` that ``after`` does not keep (or changes)."""
+    a, b = before.splitlines(), after.splitlines()
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    return {
+        line
+        for tag, i1, i2, _, _ in matcher.get_opcodes()
+        if tag in ("delete", "replace")
+        for line in a[i1:i2]
+    }
+
+
+def _empty_value_lines(text: str) -> set[str]:
+    """Lines whose value is an empty or null collection (a comment may follow)."""
+    found = set()
+    for line in text.splitlines():
+        value = line.split(" #")[0].rstrip("\r").rstrip()
+        if value.strip() in ("{}", "[]") or value.endswith((": {}", ": []", ": null", ": ~")):
+            found.add(line)
+    return found
 
 
 @settings(max_examples=50, deadline=None)

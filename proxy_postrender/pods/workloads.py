@@ -229,6 +229,9 @@ def plan(
 
 
 CA_MARK = "+ca"  # in a container's record: the tool mounted the proxy CA there
+# In a container's record: its env was null ("env:") or [] before the tool filled it.
+NULL_ENV_MARK = "+null-env"
+EMPTY_ENV_MARK = "+empty-env"
 # What separates the record's entries, a container from its variables, and variables.
 _RECORD_SEPARATORS = frozenset(";=,")
 
@@ -373,6 +376,22 @@ def _plan_container(
         result.injected[name] = [item["name"] for item in missing]
     appended.extend(missing)
 
+    # "env:", "env: null" or "env: []" the tool fills: the record keeps which, so
+    # that taking the entries out again gives the input's own value back
+    mark = next((m for m in (NULL_ENV_MARK, EMPTY_ENV_MARK) if m in owned), None)
+    if mark is None and appended and "env" in container and not env:
+        mark = NULL_ENV_MARK if container["env"] is None else EMPTY_ENV_MARK
     result.ops.extend(ops)
-    result.ops.extend(update_list(container, path, "env", deleted, appended))
-    return [var for var, _ in wanted if var in ours]
+    result.ops.extend(
+        update_list(
+            container,
+            path,
+            "env",
+            deleted,
+            appended,
+            restore_empty=mark == EMPTY_ENV_MARK,
+            restore_null=mark == NULL_ENV_MARK,
+        )
+    )
+    kept = [var for var, _ in wanted if var in ours]
+    return [*kept, mark] if kept and mark else kept

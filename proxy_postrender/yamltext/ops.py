@@ -110,17 +110,22 @@ def update_list(
     *,
     front: bool = False,
     restore_empty: bool = False,
+    restore_null: bool = False,
 ) -> list[Op]:
     """Operations that delete ``deleted`` items from ``parent[key]`` and add ``added``.
 
     Additions go at the end (or in front with ``front``). A missing, null or
     empty list is created; a list that would be left empty by deletions is
-    removed with its key, or set to ``[]`` with ``restore_empty``.
+    removed with its key, or set back to ``[]`` with ``restore_empty`` or to
+    null (``key:``) with ``restore_null`` (the input's own empty value, as its
+    ownership record kept it).
     """
     path = (*parent_path, key)
     items = parent.get(key) if isinstance(parent, dict | MutableMapping) else None
     if items and deleted == set(range(len(items))) and not added:
-        return [SetValue(path, []) if restore_empty else DeleteKey(path)]
+        if restore_empty:
+            return [SetValue(path, [])]
+        return [SetValue(path, None) if restore_null else DeleteKey(path)]
     ops: list[Op] = [DeleteItem((*path, index)) for index in sorted(deleted)]
     if added:
         if items:

@@ -230,10 +230,13 @@ def _is_empty(node: Node) -> bool:
 
 
 def _clear(text: str, node: Node) -> Edit:
-    """Delete every entry of a block mapping that starts on its own line: ``key:`` stays, null."""
-    if not isinstance(node, MappingNode) or not is_block(node) or not node.value:
-        raise Unsupported("only block mappings are cleared")
-    first = node.value[0][0].start
+    """Delete a block collection that starts on its own line: ``key:`` stays, null."""
+    if not isinstance(node, MappingNode | SequenceNode) or not is_block(node) or not node.value:
+        raise Unsupported("only block collections are cleared")
+    if isinstance(node, MappingNode):
+        first = node.value[0][0].start
+    else:
+        first = dash_position(text, node.value[0])
     start = line_start(text, first)
     if text[start:first].strip():
         raise Unsupported("mapping does not start on its own line")
@@ -241,13 +244,13 @@ def _clear(text: str, node: Node) -> Edit:
 
 
 def _collapse(text: str, root: Node, op: SetValue, newline: str) -> Edit:
-    """Turn a block sequence back into ``key: []`` (its key's comment stays)."""
+    """Turn a block collection back into ``key: []`` or ``key: {}`` (its key's comment stays)."""
     parent = resolve(root, op.path[:-1])
     if not isinstance(parent, MappingNode) or not is_block(parent):
         raise Unsupported("sequence is not in a block mapping")
     key_node, value_node = mapping_entry(parent, str(op.path[-1]))
     if not is_block(value_node):
-        raise Unsupported("not a block sequence")
+        raise Unsupported("not a block collection")
     colon = text.find(":", key_node.end)
     key_line_end = text.find("\n", colon)
     if colon < 0 or key_line_end < 0 or key_line_end > value_node.start:
@@ -255,7 +258,7 @@ def _collapse(text: str, root: Node, op: SetValue, newline: str) -> Edit:
     comment = text[colon + 1 : key_line_end].strip()
     end = next_line_start(text, content_end(value_node))
     at_unterminated_end = end == len(text) and not text.endswith("\n")
-    body = " []" + (f"  {comment}" if comment else "")
+    body = (" []" if op.value == [] else " {}") + (f"  {comment}" if comment else "")
     return Edit(colon + 1, end, body if at_unterminated_end else body + newline)
 
 
@@ -318,7 +321,9 @@ def _to_edit(text: str, root: Node, op: Op, style: Style, newline: str, quote: b
             return _replace_in_flow(text, node, op.value, quote)
         if op.value is None:
             return _clear(text, node)
-        if op.value == [] and isinstance(node, SequenceNode) and node.value:
+        if (op.value == [] and isinstance(node, SequenceNode) and node.value) or (
+            op.value == {} and isinstance(node, MappingNode) and node.value
+        ):
             return _collapse(text, root, op, newline)
         if not isinstance(op.value, str):
             return _set_collection(text, root, op, style, newline)
