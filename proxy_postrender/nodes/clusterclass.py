@@ -70,9 +70,7 @@ def plan(
     tool extends, and nothing of the tool's is recorded on it)."""
     env = found.env
     on_conflict = settings.on_conflict if settings else "keep"
-    result = NodePlan()
-    if env:
-        result.no_proxy_from, result.matched = found.clusters, found.how
+    result = NodePlan.for_env(found)
     recorded = Record.read(obj, kubeadm.ANNOTATION)
     owned_files, owned_commands, empty = _parse(recorded)
     injecting = bool(settings and env)

@@ -120,6 +120,14 @@ class NodePlan(Plan):
     def node_secret(self) -> tuple[SecretRef, Env] | None:
         return None if self.secret is None else (self.secret, self.secret_env)
 
+    @classmethod
+    def for_env(cls, found: ObjectEnv) -> NodePlan:
+        """An empty plan that says, when the object gets variables, whose NO_PROXY they hold."""
+        plan = cls()
+        if found.env:
+            plan.no_proxy_from, plan.matched = found.clusters, found.how
+        return plan
+
     def describe(self) -> list[str]:
         lines = []
         if self.skipped:
@@ -360,9 +368,7 @@ def plan(
     spec_path = target.paths[0]
     env = found.env
     on_conflict = settings.on_conflict if settings else "keep"
-    result = NodePlan()
-    if env:
-        result.no_proxy_from, result.matched = found.clusters, found.how
+    result = NodePlan.for_env(found)
     spec: Any = obj
     for step in spec_path:
         spec = spec.get(step) if isinstance(spec, Mapping) else None
