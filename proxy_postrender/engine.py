@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from proxy_postrender import TYPE_CHECKING, generated, planners, verify
 from proxy_postrender.errors import DocumentContext, InputError
 from proxy_postrender.noproxy.environments import Environments
-from proxy_postrender.objects import annotations_of, walk_objects
+from proxy_postrender.objects import HELM4_FILENAME, annotations_of, walk_objects
 from proxy_postrender.request import Request
 from proxy_postrender.result import ObjectReport, Outcome, Result
 from proxy_postrender.targets import CUSTOM_PLANNERS
@@ -35,8 +35,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from proxy_postrender.yamltext.ops import Op
-
-HELM4_FILENAME = "postrenderer.helm.sh/postrender-filename"
 
 
 def _context(segment: stream.Segment, index: int, obj: Any) -> DocumentContext:
@@ -127,10 +125,14 @@ def _pass_through(segment: stream.Segment, index: int, counted: int, request: Re
     return Outcome(segment.text, passed_through=counted)
 
 
+# The annotations of the planners only a profile's spec.targets reaches.
+_CUSTOM_MARKS = frozenset(planners.PLANNERS[name].annotation for name in CUSTOM_PLANNERS)
+
+
 def _refuse_unknown_target(segment: stream.Segment, index: int) -> None:
     """Removal without the profile's spec.targets cannot find a custom target: say so
     instead of leaving the injection in place."""
-    marks = {planners.PLANNERS[name].annotation for name in CUSTOM_PLANNERS}
+    marks = _CUSTOM_MARKS
     if not any(mark in segment.text for mark in marks):
         return
     for doc in load_documents(segment.text) or []:

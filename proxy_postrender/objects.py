@@ -16,6 +16,9 @@ if TYPE_CHECKING:
 # A path from a document's root: mapping keys and sequence indexes.
 Path = tuple[str | int, ...]
 
+# The annotation Helm 4 gives each document it post-renders: the template file.
+HELM4_FILENAME = "postrenderer.helm.sh/postrender-filename"
+
 # Marks the objects the tool emits itself (Secrets, ConfigMaps).
 GENERATED = "proxy-postrender.io/generated"
 

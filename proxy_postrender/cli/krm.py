@@ -33,9 +33,8 @@ from proxy_postrender import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
-from proxy_postrender import engine
+from proxy_postrender import engine, generated, verify
 from proxy_postrender.errors import InputError, ProfileError, ProxyPostrenderError
-from proxy_postrender.generated import generated_by
 from proxy_postrender.request import Request
 from proxy_postrender.result import Result
 from proxy_postrender.structs import Struct, field
@@ -358,16 +357,11 @@ def _finish(
 ) -> str | None:
     """The ResourceList with ``edits`` made and ``results`` written, when it reads back as
     the items and results planned (None: it does not, the round-trip path decides)."""
-    from proxy_postrender.yamltext import libyaml
-
     text = splice.apply_edits(listed.text, [*edits, _results_edit(listed, results)])
     expected = {**listed.data, "results": results}
     if items or listed.items:  # else "items" stays as it was: absent, null or []
         expected["items"] = items
-    try:
-        return text if libyaml.load_data(text, max_nodes=None) == [expected] else None
-    except ParseError:
-        return None
+    return text if verify.equivalent(text, [expected]) else None
 
 
 def _run_listed(
@@ -376,8 +370,6 @@ def _run_listed(
     redact: Callable[[str], str],
 ) -> Outcome | None:
     """:func:`run` on a ResourceList read as text (None: the round-trip path decides)."""
-    from proxy_postrender import generated
-
     data = listed.data
     try:
         request = make_request(profile_object(data.get("functionConfig")))
@@ -452,7 +444,7 @@ def _made_items(listed: _Listed, outs: list[stream.Segment]) -> list[tuple[str, 
 
 def _generated(item: Any) -> bool:
     """A Secret or ConfigMap the tool emitted (made anew on every run)."""
-    return generated_by(item) is not None
+    return generated.generated_by(item) is not None
 
 
 def _key(item: Any) -> tuple[str, str]:

@@ -211,7 +211,8 @@ def desired_files(
     if secret is not None:
         files = [from_secret(path, SECRET_KEYS[unit]) for unit, path in paths]
         return [*files, from_secret(settings.env_file, ENV_KEY), *ca]
-    return [*(entry(path, quoting.dropin(env)) for _, path in paths), *ca]
+    dropin = quoting.dropin(env)
+    return [*(entry(path, dropin) for _, path in paths), *ca]
 
 
 def desired_commands(
@@ -235,11 +236,12 @@ def desired_entries(
     secret: SecretRef | None,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """The files and leading commands a Linux spec should carry; none when removing.
-    The values are checked here also when a Secret will carry them (secret mode), so
-    that an error names the object."""
+    When a Secret will carry the values (secret mode), no writer here sees them: they
+    are checked here, so that an error names the object."""
     if settings is None or not env:
         return [], []
-    quoting.check_env(env)
+    if secret is not None:
+        quoting.check_env(env)
     return desired_files(settings, env, secret), desired_commands(env, settings, secret)
 
 

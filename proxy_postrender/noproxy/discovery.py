@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 from proxy_postrender.errors import DocumentContext, InputError
 from proxy_postrender.noproxy import presets, syntax
 from proxy_postrender.noproxy.scope import ClusterNetwork
-from proxy_postrender.objects import LIST_KINDS, api_group, walk_objects
+from proxy_postrender.objects import HELM4_FILENAME, LIST_KINDS, api_group, walk_objects
 from proxy_postrender.structs import Struct, field
 from proxy_postrender.yamltext.read import MAX_PARSED_BYTES, load_documents
 
@@ -50,7 +50,6 @@ CLUSTER_NAME_LABEL = "cluster.x-k8s.io/cluster-name"
 # kinds the discovery reads (besides the infrastructure clusters a Cluster names)
 DISCOVERY_KINDS = frozenset({"Cluster", "MachineDeployment", "MachinePool", "ClusterClass"})
 
-HELM4_FILENAME = "postrenderer.helm.sh/postrender-filename"
 # a clusterctl/envsubst variable not yet expanded: ${NAME}, ${NAME:=default}, $NAME
 _VARIABLE = re.compile(r"\$\{?[A-Za-z_]")
 _WANTED = {

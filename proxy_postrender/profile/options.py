@@ -84,14 +84,6 @@ def section(
     return Section(name, options, names, doc, messages, switch, one_of, rule, root)
 
 
-def option(section: Section, name: str) -> Option:
-    """The field ``name`` of ``section``."""
-    for candidate in section.options:
-        if candidate.name == name:
-            return candidate
-    raise KeyError(name)
-
-
 # --- kinds ------------------------------------------------------------------------
 # A kind's name is the key of its check in check.py, of its schema in schema.py
 # and of its words in reference.py.

@@ -30,13 +30,18 @@ def nodes_and_data(text: str) -> list[tuple[Node, Any]]:
     except blockread.Declined:
         pass
     else:
-        # every node of the block reader's subset takes a character of its own
-        if len(text) > MAX_NODES and count_nodes(node, MAX_NODES) > MAX_NODES:
+        if _over_bound(text, node):
             raise too_many(MAX_NODES)
         return [(node, data)]
     from proxy_postrender.yamltext import libyaml
 
     return libyaml.compose(text)
+
+
+def _over_bound(text: str, node: Node) -> bool:
+    """Whether the block reader's tree of ``text`` holds more than MAX_NODES nodes (every
+    node of its subset takes a character of its own: a short text cannot)."""
+    return len(text) > MAX_NODES and count_nodes(node, MAX_NODES) > MAX_NODES
 
 
 def count_nodes(root: Node, stop: int | None = None) -> int:
@@ -63,9 +68,7 @@ def load_documents(text: str, *, spliced: bool = False) -> list[Any] | None:
         if spliced:
             return [blockread.read_data(text)]
         node, data = blockread.read(text)
-        if len(text) > MAX_NODES and count_nodes(node, MAX_NODES) > MAX_NODES:
-            return None
-        return [data]
+        return None if _over_bound(text, node) else [data]
     except blockread.Declined:
         pass
     from proxy_postrender.yamltext import libyaml

@@ -307,8 +307,6 @@ def _replace_in_flow(text: str, node: Node, value: Any, quote: bool) -> Edit:
         if isinstance(node, ScalarNode) and node.style in ("|", ">"):
             raise Unsupported("replacement target is a block scalar")
         return Edit(node.start, node.end, scalars.render_flow(value, quote))
-    if value is None and isinstance(node, MappingNode | SequenceNode) and not is_block(node):
-        return Edit(node.start, node.end, "null")
     if not is_block(node) or isinstance(node, ScalarNode):
         return Edit(node.start, node.end, _flow_text(value, quote))
     raise Unsupported("a block collection in a flow collection")
