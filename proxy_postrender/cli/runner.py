@@ -96,9 +96,9 @@ class Reporter:
     """Where messages go: stderr always, plus the log file, plus the terminal under
     Helm 4; every one is masked and escaped by :attr:`redactor` on the way."""
 
-    def __init__(self, log_file: str | None, redactor: Redactor | None = None) -> None:
+    def __init__(self, log_file: str | None, redactor: Redactor) -> None:
         self.log_file = log_file
-        self.redactor = redactor or Redactor()
+        self.redactor = redactor
         self.committed = False  # whether the output went out in full (see commit)
         # Helm 4 runs plugins with HELM_PLUGIN_NAME set and swallows their stderr.
         self.helm_plugin = bool(os.environ.get("HELM_PLUGIN_NAME"))
@@ -275,9 +275,8 @@ def commit(write: Callable[[BinaryIO], object], reporter: Reporter | None = None
         raise Interrupted(received[0], complete=True)
 
 
-def execute(params: Params, reporter: Reporter | None = None) -> None:
+def execute(params: Params, reporter: Reporter) -> None:
     """Run the filter with the main command's parameters; exit non-zero on any error."""
-    reporter = reporter or Reporter.for_argv([])
     params = with_environment(params)
     reporter.redactor.add_urls((params.http_proxy, params.https_proxy))
     if params.log_file:
@@ -323,7 +322,9 @@ def run(params: Params, reporter: Reporter) -> None:
     loaded = load(None)
     request = _request(loaded, params)
     if params.show_diff:
-        masked = _request(_masked(loaded), params, gate=False)
+        hidden = _masked(loaded)
+        # nothing to mask: the diff needs no second run
+        masked = request if hidden == loaded else _request(hidden, params, gate=False)
         _run_diff(head, source, request, masked, params, reporter, warnings)
     else:
         _run_filter(head, source, bom, request, params, reporter, warnings)

@@ -8,7 +8,7 @@ from proxy_postrender.cli.options import Params
 from proxy_postrender.errors import UsageError
 
 
-def run_filter(params: Params, reporter: runner.Reporter | None = None) -> None:
+def run_filter(params: Params, reporter: runner.Reporter) -> None:
     """Run the filter, unless its profile argument is no file and a mistyped command."""
     if params.profile_arg is not None:
         misread = table.misread_profile(params.profile_arg)
