@@ -34,8 +34,9 @@ class AppendItems(Struct, frozen=True):
 
 
 class InsertItems(Struct, frozen=True):
-    path: Path  # to a sequence; the items go in front of its first item
+    path: Path  # to a sequence; the items go in front of its item ``index``
     items: tuple[Any, ...]
+    index: int = 0  # in the sequence before any change; its length: after the last item
 
 
 class AddKey(Struct, frozen=True):
@@ -70,35 +71,50 @@ def copy_tree(value: Any) -> Any:
 def apply(tree: Any, ops: list[Op]) -> None:
     """Apply ``ops`` to ``tree`` in place (dicts/lists or ruamel's round-trip types).
 
-    Paths refer to the tree before any change: replacements first, then
-    deletions from the highest index down, then additions.
+    Paths refer to the tree before any change. Each op's collection is found
+    before anything changes, so an insertion or deletion in a sequence never
+    moves the target of another op further down. Per collection: replacements
+    first, then deletions (from the highest index down), then additions.
     """
+    found: list[tuple[Op, Any]] = []
     for op in ops:
+        at = op.path if isinstance(op, AppendItems | InsertItems | AddKey) else op.path[:-1]
+        try:
+            found.append((op, get(tree, at)))
+        except (KeyError, IndexError, TypeError):
+            found.append((op, None))  # made by another op (a replaced value): found later
+    for op, parent in found:
         if isinstance(op, SetValue):
-            parent = get(tree, op.path[:-1])
+            parent = get(tree, op.path[:-1]) if parent is None else parent
             parent[op.path[-1]] = copy_tree(op.value)
-    deletions = [op for op in ops if isinstance(op, DeleteItem | DeleteKey)]
-    for op in sorted(deletions, key=_deletion_order, reverse=True):
-        parent = get(tree, op.path[:-1])
-        del parent[op.path[-1]]
-    for op in ops:
-        if isinstance(op, InsertItems):
-            seq = get(tree, op.path)
-            assert isinstance(seq, MutableSequence)
-            seq[0:0] = [copy_tree(item) for item in op.items]
-        elif isinstance(op, AppendItems):
-            seq = get(tree, op.path)
-            assert isinstance(seq, MutableSequence)
-            seq.extend(copy_tree(item) for item in op.items)
-        elif isinstance(op, AddKey):
-            mapping = get(tree, op.path)
+    for op, parent in found:
+        if isinstance(op, DeleteKey):
+            del parent[op.path[-1]]
+    sequences: dict[int, tuple[Any, list[Op]]] = {}
+    for op, parent in found:
+        if isinstance(op, DeleteItem | InsertItems | AppendItems):
+            if parent is None:
+                parent = get(tree, op.path[:-1] if isinstance(op, DeleteItem) else op.path)
+            sequences.setdefault(id(parent), (parent, []))[1].append(op)
+    for seq, seq_ops in sequences.values():
+        assert isinstance(seq, MutableSequence)
+        deleted = sorted({int(op.path[-1]) for op in seq_ops if isinstance(op, DeleteItem)})
+        for index in reversed(deleted):
+            del seq[index]
+        inserts = [(op.index, n, op) for n, op in enumerate(seq_ops) if isinstance(op, InsertItems)]
+        # the highest first, so that a lower one's index still holds; at one index the
+        # last first, so that the items end up in the order of the ops
+        for index, _, op in sorted(inserts, key=lambda t: t[:2], reverse=True):
+            position = index - sum(1 for gone in deleted if gone < index)
+            seq[position:position] = [copy_tree(item) for item in op.items]
+        for op in seq_ops:
+            if isinstance(op, AppendItems):
+                seq.extend(copy_tree(item) for item in op.items)
+    for op, parent in found:
+        if isinstance(op, AddKey):
+            mapping = get(tree, op.path) if parent is None else parent
             assert isinstance(mapping, MutableMapping)
             mapping[op.key] = copy_tree(op.value)
-
-
-def _deletion_order(op: DeleteItem | DeleteKey) -> tuple[Path, int]:
-    last = op.path[-1]
-    return op.path[:-1], last if isinstance(last, int) else -1
 
 
 def update_list(

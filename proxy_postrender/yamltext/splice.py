@@ -347,11 +347,18 @@ def _to_edit(text: str, root: Node, op: Op, style: Style, newline: str, quote: b
         seq = resolve(root, op.path)
         if not isinstance(seq, SequenceNode) or not is_block(seq) or not seq.value:
             raise Unsupported("insert target is not a block sequence")
+        if not 0 <= op.index <= len(seq.value):
+            raise Unsupported("insert index out of range")
         first = seq.value[0]
-        dash = dash_position(text, first)
-        dash_col = column(text, dash)
-        lines = [line for item in op.items for line in _item(item, dash_col, 2, style)]
-        return Edit(line_start(text, dash), line_start(text, dash), newline.join(lines) + newline)
+        dash_col = column(text, dash_position(text, first))
+        offset = 2
+        if op.index and isinstance(first, MappingNode) and first.value:
+            offset = max(2, column(text, first.value[0][0].start) - dash_col)
+        lines = [line for item in op.items for line in _item(item, dash_col, offset, style)]
+        if op.index == len(seq.value):
+            return _insert_lines(text, next_line_start(text, content_end(seq)), lines, newline)
+        at = line_start(text, dash_position(text, seq.value[op.index]))
+        return Edit(at, at, newline.join(lines) + newline)
     if isinstance(op, AddKey):
         mapping = resolve(root, op.path)
         if not isinstance(mapping, MappingNode) or not is_block(mapping) or not mapping.value:
@@ -454,7 +461,12 @@ def _flow_change(root: Node, op: Op, flow: dict[Path, _FlowChange], quote: bool)
         if not isinstance(coll, SequenceNode):
             raise Unsupported("items for a mapping")
         added = [_flow_text(item, quote) for item in op.items]
-        (change.front if isinstance(op, InsertItems) else change.back).extend(added)
+        if isinstance(op, InsertItems) and op.index == 0:
+            change.front.extend(added)
+        elif isinstance(op, AppendItems) or op.index == len(coll.value):
+            change.back.extend(added)
+        else:
+            raise Unsupported("an insertion inside a flow sequence")
     elif isinstance(op, AddKey):
         if not isinstance(coll, MappingNode):
             raise Unsupported("a key for a sequence")
