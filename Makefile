@@ -40,10 +40,14 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 ## validate: schema-check the demo output (kubeconform when on PATH, else kubernetes-validate)
+## and Cluster API outputs (a changed ClusterClass; v1beta1 and v1beta2 KubeadmConfigTemplates)
+## against the JSON Schemas generated from the upstream CRDs (tests/capi/schemas)
 validate: $(STAMP)
 	mkdir -p .cache
 	$(BIN)/proxy-postrender fixtures/demo/profile.yaml < fixtures/demo/rendered.yaml > .cache/demo-out.yaml
-	$(BIN)/python -m tests.validate .cache/demo-out.yaml
+	$(BIN)/proxy-postrender fixtures/golden/profile.yaml < fixtures/golden/capi-clusterclass/input.yaml > .cache/capi-clusterclass-out.yaml
+	$(BIN)/proxy-postrender fixtures/golden/profile.yaml < fixtures/golden/capi-empty-lists-no-final-newline/input.yaml > .cache/capi-templates-out.yaml
+	$(BIN)/python -m tests.validate .cache/demo-out.yaml .cache/capi-clusterclass-out.yaml .cache/capi-templates-out.yaml
 
 ## bench: issue-7 benchmarks against Helm, kustomize, cat (BENCH_QUICK=1: a smoke run; see bench/run.py)
 BENCH_STAMP := $(VENV)/.bench-installed

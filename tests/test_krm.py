@@ -126,6 +126,9 @@ def test_secret_mode_items_may_gain_the_generated_secret(tmp_path: Any) -> None:
     first = run_cli([str(profile)], _resource_list(items, None))
     assert first.returncode == 0, first.stderr
     out = _out(first)
+    from tests.capi.validate import assert_no_new_capi_errors  # issue 18: real CRD schemas
+
+    assert_no_new_capi_errors(_resource_list(items, None), first.stdout)
     kinds = [item["kind"] for item in out["items"]]
     secrets = kinds.count("Secret")
     assert secrets >= 1 and len(kinds) == len(docs) + secrets
@@ -252,6 +255,9 @@ def test_block_items_gain_the_generated_secret_and_lose_it_on_removal(tmp_path: 
     text = _resource_list(items + "\n", None)
     first = run_cli([str(profile)], text)
     assert first.returncode == 0, first.stderr
+    from tests.capi.validate import assert_no_new_capi_errors  # issue 18: real CRD schemas
+
+    assert_no_new_capi_errors(text, first.stdout)
     kinds = [item["kind"] for item in _out(first)["items"]]
     assert kinds.count("Secret") >= 1 and len(kinds) == len(docs) + kinds.count("Secret")
     second = run_cli([str(profile)], first.stdout)
