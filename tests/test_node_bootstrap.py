@@ -396,13 +396,17 @@ def test_a_linux_command_that_mentions_powershell_stays_linux() -> None:
     assert len(spec["files"]) == 2
 
 
-def test_clusterclass_patch_replacing_a_parent_of_the_lists_is_an_error() -> None:
+def test_clusterclass_patch_replacing_a_grandparent_of_the_lists_is_an_error() -> None:
+    """Two levels above the lists, what the value leaves there is not read: refused.
+    (A direct parent is handled: see tests/test_clusterclass_patches.py.)"""
     data = (GOLDEN / "capi-clusterclass" / "input.yaml").read_text()
     data = data.replace(
         "path: /spec/template/spec/kubeadmConfigSpec/files", "path: /spec/template/spec", 1
     )
     proc = run_cli([str(SHARED_PROFILE)], data.encode())
-    assert proc.returncode == 1 and b"would wipe the proxy entries" in proc.stderr
+    assert proc.returncode == 1, proc.stderr
+    assert b"sets /spec/template/spec as a whole, above" in proc.stderr
+    assert b"patch the fields below it instead" in proc.stderr
 
 
 def test_clusterclass_secret_mode_names_the_secret_to_create(tmp_path: Any) -> None:

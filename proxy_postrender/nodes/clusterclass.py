@@ -1,16 +1,33 @@
 """ClusterClass patches that set a whole ``files`` or ``preKubeadmCommands`` list.
 
-When the topology reconciles, such a patch replaces the list of the template,
-wiping whatever the tool injected there. A patch with a literal ``value`` list
-gets the same entries as the template (drop-ins appended, commands first); a
-patch whose list comes from ``valueFrom`` (a variable or a Go template) cannot
-be extended safely and is an error that says what to change. What the tool
-added is recorded per patch (``pI.dJ.jK=files:PATH,PATH`` / ``=commands:N``).
+When the topology reconciles, Cluster API applies each definition's
+``jsonPatches`` in order to the templates it selects. A patch that sets a whole
+list, or a parent of it, wipes whatever the tool injected into the template.
+
+- A patch with a literal ``value`` list gets the same entries as the template
+  (drop-ins appended, commands first), written into that value.
+- A patch whose value comes from ``valueFrom.template`` (a Go template the tool
+  cannot extend) is followed, in the same definition, by literal patches that
+  carry the tool's entries: ``add <list>/-`` per file, ``add <list>/0`` per
+  command in reverse order, or the whole list when a replaced parent has none.
+  Being in the same definition, they share its selector and its patch's
+  ``enabledIf``: they run exactly when the replacing patch does. The same holds
+  for a parent replaced with a literal mapping.
+- A value from ``valueFrom.variable`` cannot be seen, a template whose keys sit
+  inside a template action cannot be read, and a value that already writes one
+  of the tool's files would be written twice: each is an error that says what to
+  change.
+
+What the tool added is recorded per patch, with indices as they are in the
+output: ``pI.dJ.jK=files:PATH,PATH`` / ``=commands:N`` (the literal list of
+``jsonPatches[K]``) and ``pI.dJ.jK=patches:N`` (the N patches from ``K`` on
+are the tool's).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 
 from proxy_postrender import TYPE_CHECKING
 
@@ -18,12 +35,15 @@ if TYPE_CHECKING:
     from typing import Any
 
 from proxy_postrender.errors import InputError
-from proxy_postrender.nodes import kubeadm
+from proxy_postrender.nodes import kubeadm, quoting
 from proxy_postrender.nodes.kubeadm import NodePlan, NodeSettings
 from proxy_postrender.noproxy.environments import ObjectEnv
 from proxy_postrender.objects import Path
+from proxy_postrender.plans import SecretRef
 from proxy_postrender.record import Record
+from proxy_postrender.structs import Struct, field
 from proxy_postrender.targets import BUILT_IN, KUBEADM, Target
+from proxy_postrender.yamltext.ops import DeleteItem, InsertItems
 
 
 def _pointer(path: Path, key: str) -> str:
@@ -40,23 +60,258 @@ LIST_POINTERS: Mapping[str, Mapping[str, str]] = {
     if target.kind.endswith("Template")
 }
 
+# A template that runs PowerShell or writes to a drive letter configures Windows nodes.
+_WINDOWS_TEXT = re.compile(
+    r"powershell|pwsh|\.ps1\b|(^|[\s\"'])[A-Za-z]:[/\\]", re.IGNORECASE | re.MULTILINE
+)
+_KEY_LINE = re.compile(r"""^(?:"([^"]*)"|'([^']*)'|([^\s#'"{\[\-][^:#]*?))\s*:(?:\s+(.*))?$""")
+_PROXY_EXPORT = re.compile(r"export\s+(?:HTTPS?_PROXY|NO_PROXY)=", re.IGNORECASE)
 
-def _parse(recorded: Record) -> tuple[dict[str, list[str]], dict[str, int], set[str]]:
-    files: dict[str, list[str]] = {}
-    commands: dict[str, int] = {}
-    empty: set[str] = set()
+
+class _Owned(Struct):
+    """What the record says the tool owns in one ClusterClass."""
+
+    files: dict[str, list[str]] = field(default_factory=dict)  # ident -> paths
+    commands: dict[str, int] = field(default_factory=dict)  # ident -> count
+    patches: dict[str, int] = field(default_factory=dict)  # ident of the first -> count
+    empty: set[str] = field(default_factory=set)
+
+
+def _parse(recorded: Record) -> _Owned:
+    owned = _Owned()
     for entry in recorded.entries:
         key, _, value = entry.partition("=")
         kind, _, rest = value.partition(":")
         if key == "empty":
-            empty = set(value.split(","))
+            owned.empty = set(value.split(","))
         elif kind == "files":
-            files[key] = [p for p in rest.split(",") if p]
+            owned.files[key] = [p for p in rest.split(",") if p]
         elif kind == "commands" and rest.isdigit():
-            commands[key] = int(rest)
+            owned.commands[key] = int(rest)
+        elif kind == "patches" and rest.isdigit() and int(rest) > 0:
+            owned.patches[key] = int(rest)
         else:
             raise InputError(f"annotation {kubeadm.ANNOTATION} is malformed near {entry!r}")
-    return files, commands, empty
+    return owned
+
+
+class _Wanted(Struct):
+    """The entries the tool writes into the templates of one ClusterClass."""
+
+    linux_files: list[dict[str, Any]]
+    linux_commands: list[str]
+    windows_commands: list[str]
+    paths: list[str]  # of the files the tool writes (also with other settings)
+
+    def for_os(self, windows: bool) -> tuple[list[dict[str, Any]], list[str]]:
+        if windows:
+            return [], self.windows_commands
+        return self.linux_files, self.linux_commands
+
+
+class _Unreadable(Exception):
+    """A template value whose top-level structure cannot be told from its text."""
+
+
+def _top_level(text: str) -> list[str]:
+    """The lines of a template at its outermost indentation, checked to be plain YAML
+    (keys or items); a template action there (``{{ if }}``) may drop or repeat them."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    indents = [len(line) - len(line.lstrip(" ")) for line in lines]
+    if not lines:
+        raise _Unreadable("it is empty")
+    base = min(indents)
+    top = []
+    for line, indent in zip(lines, indents, strict=True):
+        stripped = line.strip()
+        if stripped.startswith("{{") and indent <= base:
+            raise _Unreadable(
+                "a template action ({{ ... }}) stands at its top level, so which keys it "
+                "writes is unknown; put the condition inside the values"
+            )
+        if indent == base and not stripped.startswith("#"):
+            top.append(stripped)
+    return top
+
+
+def _template_keys(text: str) -> dict[str, str]:
+    """The top-level keys of a mapping template, each with "list" (a sequence follows),
+    "null" (no value) or "other"."""
+    lines = text.splitlines()
+    top = _top_level(text)
+    keys: dict[str, str] = {}
+    for stripped in top:
+        if stripped.startswith("- "):
+            continue  # an item of the key above, written at the key's indentation
+        match = _KEY_LINE.match(stripped)
+        if match is None:
+            raise _Unreadable(f"its top-level line {stripped[:40]!r} is not a key")
+        key = next(g for g in match.groups()[:3] if g is not None)
+        keys[key] = _value_kind(match.group(4), lines, stripped)
+    return keys
+
+
+def _value_kind(inline: str | None, lines: list[str], key_line: str) -> str:
+    if inline:
+        inline = inline.split(" #")[0].strip()
+        if inline in ("~", "null", "Null", "NULL"):
+            return "null"
+        return "list" if inline.startswith("[") else "other"
+    # the next content line after the key decides: an item, or nothing
+    index = next(i for i, line in enumerate(lines) if line.strip() == key_line)
+    for line in lines[index + 1 :]:
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if stripped.startswith("{{"):
+            raise _Unreadable(
+                "a template action ({{ ... }}) stands before the first item of a list; "
+                "put the condition inside the items"
+            )
+        return "list" if stripped.startswith("- ") or stripped == "-" else "other"
+    return "null"
+
+
+def _check_list_template(text: str) -> None:
+    top = _top_level(text)
+    if not all(line.startswith("- ") or line == "-" for line in top) and top != ["[]"]:
+        raise _Unreadable("it is not a list at its top level")
+
+
+def _refusal(name: Any, where: str, pointer: str, reason: str) -> InputError:
+    return InputError(f"ClusterClass patch {name!r} ({where}) sets {pointer} {reason}")
+
+
+def _follow_up(
+    json_patch: Mapping[str, Any],
+    pointer: str,
+    pointers: Mapping[str, str],
+    wanted: _Wanted,
+    name: Any,
+    where: str,
+) -> list[dict[str, Any]] | None:
+    """The literal patches that put the tool's entries back after a patch that sets a
+    list (or its parent) as a whole; None when the patch does not wipe them."""
+    value_from = json_patch.get("valueFrom")
+    literal = "value" in json_patch
+    lists = {p: n for p, n in pointers.items() if p == pointer or p.startswith(pointer + "/")}
+    if not lists or json_patch.get("op") not in ("add", "replace"):
+        return None
+    if pointer in pointers and literal:
+        return None  # a literal list: extended in place
+    if not literal and not (isinstance(value_from, Mapping) and "template" in value_from):
+        variable = value_from.get("variable") if isinstance(value_from, Mapping) else None
+        raise _refusal(
+            name,
+            where,
+            pointer,
+            f"from the variable {variable!r}, whose value the tool cannot see or extend; "
+            "append with a path ending in '/-' instead, or add the entries to that value yourself",
+        )
+    deeper = [p for p in lists if p != pointer and "/" in p[len(pointer) + 1 :]]
+    if deeper:
+        raise _refusal(
+            name,
+            where,
+            pointer,
+            f"as a whole, above {', '.join(deeper)}: the tool cannot tell what it leaves there; "
+            "patch the fields below it instead",
+        )
+    value = json_patch.get("value")
+    text = "" if literal or value_from is None else str(value_from["template"])
+    seen = repr(value) if literal else text  # what the patch writes, to search
+    carried = _carried(seen, wanted)
+    if carried:
+        raise _refusal(
+            name,
+            where,
+            pointer,
+            f"from a value that already writes {carried}, which the tool adds after the patch; "
+            "take that out of the value and let the tool write it",
+        )
+    windows = bool(_WINDOWS_TEXT.search(seen))
+    files, commands = wanted.for_os(windows)
+    try:
+        kinds: dict[str, str] = {}
+        if pointer in lists:
+            _check_list_template(text)
+        elif literal:
+            if not isinstance(value, Mapping):
+                raise _Unreadable("its value is not a mapping")
+            kinds = {str(k): _literal_kind(v) for k, v in value.items()}
+        else:
+            kinds = _template_keys(text)
+    except _Unreadable as exc:
+        raise _refusal(
+            name, where, pointer, f"from a template the tool cannot read safely: {exc}"
+        ) from None
+    patches: list[dict[str, Any]] = []
+    for list_pointer, list_name in lists.items():
+        entries: Sequence[Any] = files if list_name == "files" else commands
+        if not entries:
+            continue
+        key = list_pointer.rsplit("/", 1)[1]
+        state = "list" if list_pointer == pointer else kinds.get(key, "absent")
+        if state == "absent":
+            patches.append({"op": "add", "path": list_pointer, "value": list(entries)})
+        elif state != "list":
+            raise _refusal(
+                name,
+                where,
+                pointer,
+                f"from a value whose {key} is not a list the tool can add to; write it as a list",
+            )
+        elif list_name == "files":
+            patches += [{"op": "add", "path": f"{list_pointer}/-", "value": f} for f in files]
+        else:
+            patches += [
+                {"op": "add", "path": f"{list_pointer}/0", "value": c} for c in reversed(commands)
+            ]
+    return patches
+
+
+def _literal_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    return "list" if isinstance(value, list) else "other"
+
+
+def _carried(text: str, wanted: _Wanted) -> str | None:
+    """The first of the tool's files or exports that ``text`` already writes."""
+    for path in wanted.paths:
+        if path in text:
+            return path
+    match = _PROXY_EXPORT.search(text)
+    return match.group(0).rstrip("=") if match else None
+
+
+def _is_tool_patch(item: Any, pointers: Mapping[str, str]) -> bool:
+    if (
+        not isinstance(item, Mapping)
+        or item.get("op") != "add"
+        or set(item)
+        != {
+            "op",
+            "path",
+            "value",
+        }
+    ):
+        return False
+    path = str(item.get("path"))
+    return path in pointers or any(path in (f"{p}/-", f"{p}/0") for p in pointers)
+
+
+def _wanted(settings: NodeSettings | None, env: Any, secret: SecretRef | None) -> _Wanted:
+    files, commands = kubeadm.desired_entries(settings, env, secret)
+    windows: list[str] = []
+    if settings and env and settings.windows != "skip" and settings.credentials != "secret":
+        command = quoting.powershell_machine_env(env)
+        windows = [quoting.gate(command, "a preKubeadmCommands entry")]
+    paths = []
+    if settings:
+        paths = [settings.containerd_dropin, *filter(None, [settings.kubelet_dropin])]
+        paths += [settings.env_file, kubeadm.CA_FILE]
+    return _Wanted(files, commands, windows, paths)
 
 
 def plan(
@@ -72,15 +327,26 @@ def plan(
     on_conflict = settings.on_conflict if settings else "keep"
     result = NodePlan.for_env(found)
     recorded = Record.read(obj, kubeadm.ANNOTATION)
-    owned_files, owned_commands, empty = _parse(recorded)
+    owned = _parse(recorded)
     injecting = bool(settings and env)
     secret = None
     if injecting and settings and settings.credentials == "secret" and settings.secret_name:
         secret = kubeadm.secret_ref(obj, settings)
-    wanted_files, wanted_commands = kubeadm.desired_entries(settings, env, secret)
+    wanted = _wanted(settings if injecting else None, env, secret)
+    wanted_files, wanted_commands = wanted.linux_files, wanted.linux_commands
+
+    def need_secret_name() -> None:
+        if injecting and settings and settings.credentials == "secret" and secret is None:
+            raise InputError(
+                "a ClusterClass serves many clusters: with spec.nodes.credentials: "
+                "secret, set spec.nodes.secretName (a Secret each cluster's "
+                "namespace provides)"
+            )
+
     spec: Mapping[str, Any] = obj["spec"] if isinstance(obj.get("spec"), Mapping) else {}
     entries: list[str] = []
     now_empty: set[str] = set()
+    claimed: set[str] = set()
     for i, patch in enumerate(kubeadm.as_list(spec.get("patches"), "spec.patches")):
         definitions = patch.get("definitions") if isinstance(patch, Mapping) else None
         for j, definition in enumerate(
@@ -91,82 +357,104 @@ def plan(
             selector = definition.get("selector") or {}
             pointers = LIST_POINTERS.get(str(selector.get("kind")), {})
             where_def = f"spec.patches[{i}].definitions[{j}]"
-            for k, json_patch in enumerate(
-                kubeadm.as_list(definition.get("jsonPatches"), where_def)
-            ):
+            json_patches = kubeadm.as_list(definition.get("jsonPatches"), where_def)
+            list_path = (*base, "spec", "patches", i, "definitions", j, "jsonPatches")
+            patch_name = patch.get("name", i) if isinstance(patch, Mapping) else i
+            # the tool's patches recorded here: index of the first -> count
+            tool_runs = {
+                int(ident.rsplit(".j", 1)[1]): count
+                for ident, count in owned.patches.items()
+                if ident.startswith(f"p{i}.d{j}.j")
+            }
+            for start, count in tool_runs.items():
+                run = json_patches[start : start + count]
+                if len(run) < count or not all(_is_tool_patch(p, pointers) for p in run):
+                    raise InputError(
+                        f"{where_def}.jsonPatches[{start}:{start + count}], recorded in "
+                        f"{kubeadm.ANNOTATION} as the tool's, are not all its patches (was the "
+                        "list edited?); restore them or delete the annotation"
+                    )
+            old_before = new_before = 0
+            k = 0
+            while k < len(json_patches):
+                if k in tool_runs:  # the tool's own: planned with the patch before them
+                    old_before += tool_runs[k]
+                    k += tool_runs[k]
+                    continue
+                json_patch = json_patches[k]
+                out_k = k - old_before + new_before
+                where = f"{where_def}.jsonPatches[{k}]"
+                k += 1
                 if not isinstance(json_patch, Mapping):
                     continue
                 op, pointer = json_patch.get("op"), str(json_patch.get("path"))
-                where = f"{where_def}.jsonPatches[{k}]"
-                patch_name = patch.get("name", i)
-                wiped = [p for p in pointers if p.startswith(pointer + "/")]
-                wipes = bool(wiped) and op in ("add", "replace", "remove")
-                if injecting and (wipes or (op == "remove" and pointer in pointers)):
-                    raise InputError(
-                        f"ClusterClass patch {patch_name!r} ({where}) does '{op}' on {pointer}, "
-                        f"which would wipe the proxy entries in {', '.join(wiped) or pointer} "
-                        "when the topology reconciles; patch the fields below it instead"
-                    )
-                if op not in ("add", "replace"):
-                    continue
-                list_name = pointers.get(pointer)
-                if list_name is None:
-                    continue
-                if injecting and settings and settings.credentials == "secret" and secret is None:
-                    raise InputError(
-                        "a ClusterClass serves many clusters: with spec.nodes.credentials: "
-                        "secret, set spec.nodes.secretName (a Secret each cluster's "
-                        "namespace provides)"
-                    )
-                ident = f"p{i}.d{j}.j{k}"
-                if "value" not in json_patch:
+                if op == "remove" and any(
+                    p == pointer or p.startswith(pointer + "/") for p in pointers
+                ):
                     if injecting:
+                        wiped = [p for p in pointers if p == pointer or p.startswith(pointer + "/")]
                         raise InputError(
-                            f"ClusterClass patch {patch_name!r} ({where}) sets the whole "
-                            f"{json_patch.get('path')} from valueFrom, which would wipe the "
-                            "proxy entries when the topology reconciles; append with a path "
-                            "ending in '/-' instead, or add the entries to that value yourself"
+                            f"ClusterClass patch {patch_name!r} ({where}) does 'remove' on "
+                            f"{pointer}, which would wipe the proxy entries in "
+                            f"{', '.join(wiped)} when the topology reconciles; patch the fields "
+                            "below it instead"
                         )
                     continue
-                value = json_patch.get("value")
-                list_key = "preKubeadmCommands" if list_name == "commands" else "files"
-                if kubeadm.is_windows({list_key: value}):
-                    continue  # Windows ClusterClass patches: not extended (yet)
-                path = (*base, "spec", "patches", i, "definitions", j, "jsonPatches", k)
-                # a "value: []" comes back as "[]" when the tool takes its entries out again
-                restore = ident in empty or value == []
-                if restore:
-                    now_empty.add(ident)
-                if list_name == "files":
-                    files = kubeadm.plan_files(
-                        json_patch,
-                        path,
-                        "value",
-                        where,
-                        owned_files.get(ident, []),
-                        wanted_files,
-                        on_conflict,
-                        restore_empty=restore,
-                    )
-                    result.ops += files.ops
-                    result.files_added += files.added
-                    result.files_kept += files.kept
-                    if files.owned:
-                        entries.append(f"{ident}=files:{','.join(files.owned)}")
-                else:
-                    ops = kubeadm.plan_commands(
-                        json_patch,
-                        path,
-                        "value",
-                        where,
-                        owned_commands.get(ident, 0),
-                        wanted_commands,
-                        restore_empty=restore,
-                    )
-                    result.ops += ops
-                    result.changed_commands |= bool(ops)
-                    if wanted_commands:
-                        entries.append(f"{ident}=commands:{len(wanted_commands)}")
+                follow = None
+                if injecting:
+                    follow = _follow_up(json_patch, pointer, pointers, wanted, patch_name, where)
+                    if follow:
+                        need_secret_name()
+                existing = tool_runs.get(k, 0)
+                current = json_patches[k : k + existing]
+                if existing:
+                    claimed.add(f"p{i}.d{j}.j{k}")
+                if (follow or []) != current:
+                    result.ops += [DeleteItem((*list_path, x)) for x in range(k, k + existing)]
+                    if follow:
+                        result.ops.append(InsertItems(list_path, tuple(follow), index=k))
+                        _count(result, follow)
+                if follow is not None:
+                    if follow:
+                        entries.append(f"p{i}.d{j}.j{out_k + 1}=patches:{len(follow)}")
+                        new_before += len(follow)
+                    continue
+                if op not in ("add", "replace") or pointer not in pointers:
+                    continue
+                ident = f"p{i}.d{j}.j{out_k}"
+                old_ident = f"p{i}.d{j}.j{k - 1}"  # as the input (an earlier output) has it
+                _extend_literal(
+                    json_patch,
+                    (*list_path, k - 1),
+                    pointers[pointer],
+                    where,
+                    owned,
+                    old_ident,
+                    ident,
+                    wanted_files,
+                    wanted_commands,
+                    on_conflict,
+                    result,
+                    entries,
+                    now_empty,
+                    need_secret_name,
+                )
+    # tool patches recorded where no patch needs them any more (a changed ClusterClass)
+    for ident, count in owned.patches.items():
+        if ident in claimed:
+            continue
+        i_text, j_text, k_text = (part[1:] for part in ident.split("."))
+        list_path = (
+            *base,
+            "spec",
+            "patches",
+            int(i_text),
+            "definitions",
+            int(j_text),
+            "jsonPatches",
+        )
+        start = int(k_text)
+        result.ops += [DeleteItem((*list_path, x)) for x in range(start, start + count)]
     if result.changed_commands or any("=commands:" in e for e in entries):
         result.commands = len(wanted_commands)
     if secret is not None and entries:
@@ -181,3 +469,73 @@ def plan(
         return None  # a ClusterClass that does not touch the lists: not a target
     result.ops += recorded.ops(obj, base, entries)
     return result
+
+
+def _count(result: NodePlan, patches: list[dict[str, Any]]) -> None:
+    """Say in the report what the follow-up patches write."""
+    for patch in patches:
+        value = patch["value"]
+        if str(patch["path"]).rsplit("/", 1)[-1] in ("files", "-"):
+            items = value if isinstance(value, list) else [value]
+            result.files_added += [str(f["path"]) for f in items if isinstance(f, Mapping)]
+        else:
+            result.changed_commands = True
+
+
+def _extend_literal(
+    json_patch: Mapping[str, Any],
+    path: Path,
+    list_name: str,
+    where: str,
+    owned: _Owned,
+    old_ident: str,
+    ident: str,
+    wanted_files: list[dict[str, Any]],
+    wanted_commands: list[str],
+    on_conflict: str,
+    result: NodePlan,
+    entries: list[str],
+    now_empty: set[str],
+    need_secret_name: Any,
+) -> None:
+    """A patch whose literal ``value`` is the whole list: the tool's entries go into it."""
+    value = json_patch.get("value")
+    list_key = "preKubeadmCommands" if list_name == "commands" else "files"
+    if kubeadm.is_windows({list_key: value}):
+        return  # a Windows list written out in full: left as it is
+    if wanted_files or wanted_commands:
+        need_secret_name()
+    # a "value: []" comes back as "[]" when the tool takes its entries out again
+    restore = old_ident in owned.empty or value == []
+    if restore:
+        now_empty.add(ident)
+    if list_name == "files":
+        files = kubeadm.plan_files(
+            json_patch,
+            path,
+            "value",
+            where,
+            owned.files.get(old_ident, []),
+            wanted_files,
+            on_conflict,
+            restore_empty=restore,
+        )
+        result.ops += files.ops
+        result.files_added += files.added
+        result.files_kept += files.kept
+        if files.owned:
+            entries.append(f"{ident}=files:{','.join(files.owned)}")
+    else:
+        ops = kubeadm.plan_commands(
+            json_patch,
+            path,
+            "value",
+            where,
+            owned.commands.get(old_ident, 0),
+            wanted_commands,
+            restore_empty=restore,
+        )
+        result.ops += ops
+        result.changed_commands |= bool(ops)
+        if wanted_commands:
+            entries.append(f"{ident}=commands:{len(wanted_commands)}")
