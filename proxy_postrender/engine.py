@@ -87,7 +87,7 @@ def run(
     if needs_two_passes(request):
         from proxy_postrender.noproxy.discovery import discover_stream  # lazy: start-up time
 
-        clusters = discover_stream(segments())
+        clusters = discover_stream(segments(), request.pods.namespace)
     envs = Environments(request.env, request.no_proxy, clusters)
     kinds = request.targets.kinds
 

@@ -80,7 +80,12 @@ def documents(result: Result, request: Request, out: Output) -> list[str]:
             f"generated {found} from an earlier run: kept, this profile does not make it "
             "(--remove takes it out)"
         )
+    # the stream ended without a newline and the tool wrote one before its documents:
+    # they end the same way, and when none is made the tool's newline goes again
+    unterminated = any(found.unterminated for found in result.dropped)
     if not made:
+        if unterminated:
+            out.drop_final_newline()
         return []
     existing = _existing(out, {m.name for m in made})
     for item in made:
@@ -90,6 +95,8 @@ def documents(result: Result, request: Request, out: Output) -> list[str]:
                 f"the stream already holds a {item.kind} {where}{item.name}{item.taken}"
             )
     docs = ["---\n" + "\n".join(block_lines(item.document())) + "\n" for item in made]
+    if out.partial_line() or unterminated:
+        docs[-1] = docs[-1][:-1]
     if out.partial_line():
         docs[0] = "\n" + docs[0]
     return docs
@@ -198,7 +205,9 @@ def earlier(segment: Segment) -> Earlier | None:
     metadata = metadata if isinstance(metadata, Mapping) else {}
     namespace = metadata.get("namespace")
     name = str(metadata.get("name") or "")
-    return Earlier(made_by, str(doc["kind"]), str(namespace) if namespace else None, name)
+    namespace = str(namespace) if namespace else None
+    ended = not segment.text.endswith("\n")
+    return Earlier(made_by, str(doc["kind"]), namespace, name, unterminated=ended)
 
 
 def makes(request: Request, found: Earlier) -> bool:

@@ -14,6 +14,8 @@ class Earlier(Struct, frozen=True):
     kind: str
     namespace: str | None
     name: str
+    # without a final newline: it ends the stream, and the newline before it is the tool's
+    unterminated: bool = False
 
     def __str__(self) -> str:
         return f"{self.kind} {self.namespace + '/' if self.namespace else ''}{self.name}"

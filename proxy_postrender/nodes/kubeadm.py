@@ -26,7 +26,7 @@ from proxy_postrender.plans import Env, Plan, SecretRef
 from proxy_postrender.record import Record
 from proxy_postrender.structs import Struct, field
 from proxy_postrender.targets import Target
-from proxy_postrender.yamltext.ops import Op, update_list
+from proxy_postrender.yamltext.ops import AddKey, DeleteKey, Op, SetValue, update_list
 
 ANNOTATION = "proxy-postrender.io/node-bootstrap"
 CONTAINERD_SOCKET = "/run/containerd/containerd.sock"
@@ -245,11 +245,13 @@ def desired_entries(
     return desired_files(settings, env, secret), desired_commands(env, settings, secret)
 
 
-def _parse(recorded: Record) -> tuple[list[str], int, set[str]]:
-    """Recorded drop-in paths, count of leading commands, and lists that were ``[]``."""
+def _parse(recorded: Record) -> tuple[list[str], int, set[str], _Created | None]:
+    """Recorded drop-in paths, count of leading commands, lists that were ``[]``, and the
+    mapping the tool created to hold them (``created=PATH``, ``PATH:null``, ``PATH:{}``)."""
     files: list[str] = []
     commands = 0
     empty: set[str] = set()
+    created: _Created | None = None
     for entry in recorded.entries:
         key, _, value = entry.partition("=")
         if key == "files":
@@ -258,9 +260,11 @@ def _parse(recorded: Record) -> tuple[list[str], int, set[str]]:
             commands = int(value)
         elif key == "empty":
             empty = {k for k in value.split(",") if k in _LIST_KEYS}
+        elif key == "created" and (found := _Created.parse(value)) is not None:
+            created = found
         else:
             raise InputError(f"annotation {ANNOTATION} is malformed near {entry!r}")
-    return files, commands, empty
+    return files, commands, empty, created
 
 
 def as_list(value: Any, where: str) -> list[Any]:
@@ -366,22 +370,22 @@ def plan(
     settings: NodeSettings | None,
 ) -> NodePlan:
     """The node bootstrap of the KubeadmConfigSpec at ``target.paths[0]`` (``settings``
-    None: take out what the tool injected earlier)."""
-    spec_path = target.paths[0]
+    None: take out what the tool injected earlier). A spec that is missing (or null, or
+    a level above it that is missing, null or ``{}``) is created where the CRD allows
+    its absence, and the record says what was created so that removal gives it back."""
+    spec_path = tuple(str(step) for step in target.paths[0])
     env = found.env
     on_conflict = settings.on_conflict if settings else "keep"
     result = NodePlan.for_env(found)
+    where = ".".join(spec_path)
+    recorded = Record.read(obj, ANNOTATION)
+    owned_files, owned_commands, empty, created = _parse(recorded)
+    gap = _gap(obj, spec_path)
+    if gap is not None:
+        return _plan_missing(obj, base, spec_path, gap, result, recorded, settings, found)
     spec: Any = obj
     for step in spec_path:
-        spec = spec.get(step) if isinstance(spec, Mapping) else None
-    where = ".".join(str(step) for step in spec_path)
-    recorded = Record.read(obj, ANNOTATION)
-    owned_files, owned_commands, empty = _parse(recorded)
-    if spec is None:
-        result.skipped = f"no {where}"
-        return result
-    if not isinstance(spec, Mapping):
-        raise InputError(f"{where} is not a mapping")
+        spec = spec[step]
     spec_full_path = (*base, *spec_path)
     secret = None
     wanted_files: list[dict[str, Any]] = []
@@ -397,7 +401,7 @@ def plan(
             wanted_commands = [quoting.gate(command, "a preKubeadmCommands entry")]
     elif settings and env:
         if settings.credentials == "secret":
-            secret = result.secret = secret_ref(obj, settings)
+            secret = result.secret = _secret_for(obj, settings, found)
             result.secret_env = env
         wanted_files, wanted_commands = desired_entries(settings, env, secret)
 
@@ -428,6 +432,11 @@ def plan(
     result.changed_commands = bool(commands)
     result.commands = len(wanted_commands)
     now_owned = files.owned
+    if created is not None and not wanted_files and not wanted_commands:
+        # what the tool created holds nothing else: give back the input's own value
+        restore = _restore(obj, base, spec_path, created, owned_files, owned_commands)
+        if restore is not None:
+            result.ops = [restore]
 
     entries = []
     if now_owned:
@@ -436,5 +445,190 @@ def plan(
         entries.append(f"commands={len(wanted_commands)}")
     if entries and empty:
         entries.append("empty=" + ",".join(k for k in _LIST_KEYS if k in empty))
+    if entries and created is not None:
+        entries.append(created.entry())
     result.ops += recorded.ops(obj, base, entries)
     return result
+
+
+class _Created(Struct, frozen=True):
+    """A mapping on the way to the spec that the tool filled: it was absent, null or ``{}``
+    (only a level above the spec: a spec written ``{}`` is filled in place)."""
+
+    path: tuple[str, ...]  # from the object's root
+    was: str  # "absent", "null" or "empty"
+
+    _SUFFIX = {"absent": "", "null": ":null", "empty": ":{}"}  # noqa: RUF012
+
+    def entry(self) -> str:
+        return "created=" + ".".join(self.path) + self._SUFFIX[self.was]
+
+    @classmethod
+    def parse(cls, value: str) -> _Created | None:
+        text, colon, suffix = value.partition(":")
+        was = {"": "absent", "null": "null", "{}": "empty"}.get(suffix)
+        steps = tuple(text.split("."))
+        if was is None or (colon and not suffix) or not all(steps):
+            return None
+        return cls(steps, was)
+
+
+# Levels on the way to the KubeadmConfigSpec that the Cluster API CRDs require (when
+# their parent is there): an object without one is refused by the API server, so the
+# tool reports it instead of filling it in. v1beta2 is also what later versions get.
+_REQUIRED: dict[tuple[str, str], frozenset[tuple[str, ...]]] = {
+    ("KubeadmControlPlane", "v1beta1"): frozenset({("spec", "kubeadmConfigSpec")}),
+    ("KubeadmControlPlane", "v1beta2"): frozenset({("spec",)}),
+    ("KubeadmControlPlaneTemplate", "v1beta1"): frozenset(
+        {
+            ("spec", "template"),
+            ("spec", "template", "spec"),
+            ("spec", "template", "spec", "kubeadmConfigSpec"),
+        }
+    ),
+    ("KubeadmControlPlaneTemplate", "v1beta2"): frozenset({("spec", "template")}),
+    ("KubeadmConfigTemplate", "v1beta1"): frozenset({("spec", "template")}),
+    ("KubeadmConfigTemplate", "v1beta2"): frozenset({("spec", "template")}),
+}
+
+
+def _gap(obj: Mapping[str, Any], spec_path: tuple[str, ...]) -> _Created | None:
+    """The first level on the way to the spec that is absent or null, or (above the spec)
+    ``{}``; None when the spec is a mapping. Anything else there is an input error."""
+    node: Mapping[str, Any] = obj
+    for depth, step in enumerate(spec_path, 1):
+        path = spec_path[:depth]
+        if step not in node:
+            return _Created(path, "absent")
+        value = node[step]
+        if value is None:
+            return _Created(path, "null")
+        if not isinstance(value, Mapping):
+            raise InputError(f"{'.'.join(path)} is not a mapping")
+        if not value and depth < len(spec_path):
+            return _Created(path, "empty")
+        node = value
+    return None
+
+
+def _plan_missing(
+    obj: Mapping[str, Any],
+    base: Path,
+    spec_path: tuple[str, ...],
+    gap: _Created,
+    result: NodePlan,
+    recorded: Record,
+    settings: NodeSettings | None,
+    found: ObjectEnv,
+) -> NodePlan:
+    """The plan for an object without its spec: the spec is created with the tool's
+    entries (nothing to do when removing)."""
+    where = ".".join(spec_path)
+    env = found.env
+    secret = None
+    if settings and env and settings.credentials == "secret":
+        secret = result.secret = _secret_for(obj, settings, found)
+        result.secret_env = env
+    wanted_files, wanted_commands = desired_entries(settings, env, secret)
+    if not wanted_files and not wanted_commands:
+        result.secret, result.secret_env = None, ()
+        result.skipped = f"no {where}"
+        result.ops += recorded.ops(obj, base, [])
+        return result
+    _check_allowed(obj, gap, spec_path)
+    body: dict[str, Any] = {}
+    if wanted_files:
+        body["files"] = wanted_files
+    if wanted_commands:
+        body["preKubeadmCommands"] = wanted_commands
+    value: Any = body
+    for step in reversed(spec_path[len(gap.path) :]):
+        value = {step: value}
+    level = (*base, *gap.path)
+    if gap.was == "absent":
+        result.ops.append(AddKey(level[:-1], gap.path[-1], value))
+    else:
+        result.ops.append(SetValue(level, value))
+    result.files_added = [str(f["path"]) for f in wanted_files]
+    result.changed_commands = bool(wanted_commands)
+    result.commands = len(wanted_commands)
+    shown = {"absent": "missing", "null": "null", "empty": "{}"}[gap.was]
+    result.notes.append(f"created {where} ({'.'.join(gap.path)} was {shown})")
+    entries = []
+    if wanted_files:
+        entries.append("files=" + ",".join(result.files_added))
+    if wanted_commands:
+        entries.append(f"commands={len(wanted_commands)}")
+    # first: when the metadata ends where the new level goes, the annotation comes first
+    result.ops = [*recorded.ops(obj, base, [*entries, gap.entry()]), *result.ops]
+    return result
+
+
+def _check_allowed(obj: Mapping[str, Any], gap: _Created, spec_path: tuple[str, ...]) -> None:
+    """An InputError when the CRD of ``obj`` requires the level the tool would create
+    (the gap itself, or the first level under a ``{}``)."""
+    kind = str(obj.get("kind") or "")
+    version = str(obj.get("apiVersion") or "").rpartition("/")[2]
+    rules = "v1beta1" if version == "v1beta1" or version.startswith("v1alpha") else "v1beta2"
+    missing = gap.path if gap.was != "empty" else spec_path[: len(gap.path) + 1]
+    if missing in _REQUIRED.get((kind, rules), frozenset()):
+        state = "null" if gap.was == "null" else "missing"
+        raise InputError(
+            f"{'.'.join(missing)} is {state}, and the {kind} CRD ({version or rules}) "
+            "requires it: the API server would refuse this object; write it in the "
+            "manifest (the tool does not make it up)"
+        )
+
+
+def _restore(
+    obj: Mapping[str, Any],
+    base: Path,
+    spec_path: tuple[str, ...],
+    created: _Created,
+    owned_files: Sequence[str],
+    owned_commands: int,
+) -> Op | None:
+    """The one operation that gives back the value the tool created a mapping in place
+    of, when everything under it is still only the tool's entries; else None."""
+    depth = len(created.path)
+    if spec_path[:depth] != created.path:
+        return None
+    node: Any = obj
+    for index, step in enumerate(spec_path):
+        if not isinstance(node, Mapping):
+            return None
+        if index >= depth and set(node) != {step}:
+            return None  # something else was added next to a level the tool created
+        node = node.get(step)
+    if not isinstance(node, Mapping) or not set(node) <= set(_LIST_KEYS):
+        return None
+    files = node.get("files") or []
+    commands = node.get("preKubeadmCommands") or []
+    if not isinstance(files, list) or not isinstance(commands, list):
+        return None
+    if len(commands) != owned_commands or not all(
+        isinstance(f, Mapping) and f.get("path") in owned_files for f in files
+    ):
+        return None
+    level = (*base, *created.path)
+    if created.was == "absent":
+        return DeleteKey(level)
+    return SetValue(level, None if created.was == "null" else {})
+
+
+def _secret_for(obj: Mapping[str, Any], settings: NodeSettings, found: ObjectEnv) -> SecretRef:
+    """The Secret an object's files come from: one per cluster. The one Cluster of the
+    stream the object was matched to names it when neither ``nodes.secretName`` nor a
+    cluster-name label does (not the object: a cluster's control plane and workers
+    share one Secret, their NO_PROXY is the same), and gives its namespace to an object
+    without one (CAPI reads the Secret in the namespace of the cluster's machines)."""
+    ref = secret_ref(obj, settings)
+    if len(found.clusters) != 1:
+        return ref
+    kind, _, key = found.clusters[0].partition(" ")
+    namespace, _, cluster = key.rpartition("/")
+    if kind != "Cluster" or not cluster:
+        return ref  # the profile's spec.cluster: no name
+    if settings.secret_name or ref.cluster:
+        return SecretRef(ref.name, ref.namespace or namespace or None, ref.cluster)
+    return SecretRef(f"{cluster}-systemd-proxy", ref.namespace or namespace or None, cluster)

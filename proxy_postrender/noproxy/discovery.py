@@ -85,8 +85,9 @@ def _strings(value: Any, where: str) -> list[tuple[str, str]]:
     return [(f"{where}[{i}]", v) for i, v in enumerate(value) if isinstance(v, str) and v]
 
 
-def _meta(obj: Mapping[str, Any]) -> tuple[str, str, Mapping[str, Any]]:
-    namespace = _text(_get(obj, "metadata", "namespace")) or ""
+def _meta(obj: Mapping[str, Any], default: str = "") -> tuple[str, str, Mapping[str, Any]]:
+    """Namespace (``default`` for an object without one), name and labels."""
+    namespace = _text(_get(obj, "metadata", "namespace")) or default
     name = _text(_get(obj, "metadata", "name")) or ""
     labels = _get(obj, "metadata", "labels")
     return namespace, name, labels if isinstance(labels, Mapping) else {}
@@ -159,18 +160,22 @@ class ClusterIndex(Struct):
     # referenced object -> {cluster: who references it on the cluster's behalf}
     referenced_by: dict[RefKey, dict[Key, str]] = field(default_factory=dict)
     class_users: dict[Key, set[Key]] = field(default_factory=dict)
+    # the namespace of objects without one (--namespace); "" when not given
+    namespace: str = ""
 
     def networks_for(self, obj: Mapping[str, Any]) -> tuple[list[ClusterNetwork], str | None]:
         """The networks of the clusters ``obj`` serves, and how they were matched."""
-        namespace, name, labels = _meta(obj)
+        namespace, name, labels = _meta(obj, self.namespace)
         kind = str(obj.get("kind") or "")
         label = _text(labels.get(CLUSTER_NAME_LABEL))
         if label is not None:
-            net = self.clusters.get((namespace, label))
+            net = self.clusters.get(_cluster_key(self.clusters, namespace, label))
             if net is None:
                 return [], f"its {CLUSTER_NAME_LABEL} label names {label}, not in the stream"
             return [net], f"{CLUSTER_NAME_LABEL} label"
         referrers = dict(self.referenced_by.get((kind, namespace, name), {}))
+        # a reference written without a namespace, by an object without one, fits any
+        referrers.update(self.referenced_by.get((kind, "", name), {}))
         if not namespace:  # applied to some namespace: a reference from any namespace fits
             for (ref_kind, _, ref_name), found in self.referenced_by.items():
                 if (ref_kind, ref_name) == (kind, name):
@@ -178,8 +183,8 @@ class ClusterIndex(Struct):
         if _is_capi(obj, "ClusterClass"):
             for key in self.class_users.get((namespace, name), set()):
                 referrers[key] = _label("Cluster", key)
-        if referrers:
-            nets = [self.clusters[k] for k in sorted(referrers) if k in self.clusters]
+        nets = [self.clusters[k] for k in sorted(referrers) if k in self.clusters]
+        if nets or (referrers and len(self.clusters) != 1):
             by = sorted(set(referrers.values()))
             how = "ClusterClass of " if _is_capi(obj, "ClusterClass") else "referenced by "
             return nets, how + ", ".join(by)
@@ -193,6 +198,15 @@ class ClusterIndex(Struct):
                 f"{CLUSTER_NAME_LABEL})"
             )
         return [], None
+
+
+def _cluster_key(clusters: Mapping[Key, Any], namespace: str, name: str) -> Key:
+    """The Cluster an object in ``namespace`` names: for an object without a namespace
+    (and no --namespace), the only Cluster of that name in the stream, whatever its own."""
+    if namespace:
+        return namespace, name
+    named = [key for key in clusters if key[1] == name]
+    return named[0] if len(named) == 1 else ("", name)
 
 
 def _label(kind: str, key: Key) -> str:
@@ -246,16 +260,20 @@ def _no_context(obj: Mapping[str, Any]) -> DocumentContext | None:
 
 
 def discover(
-    objects: Iterable[Mapping[str, Any]], context_of: Contexts = _no_context
+    objects: Iterable[Mapping[str, Any]],
+    context_of: Contexts = _no_context,
+    namespace: str | None = None,
 ) -> ClusterIndex:
     """Index the Cluster API objects of a stream (objects of any kind may be passed);
-    ``context_of`` names an object's document in errors."""
+    ``context_of`` names an object's document in errors; ``namespace`` is that of the
+    objects without one (--namespace)."""
+    default = namespace or ""
     found: list[_Cluster] = []
     others: dict[RefKey, Mapping[str, Any]] = {}
     machine_sets: list[tuple[Key, RefKey, str]] = []
     classes: dict[Key, tuple[list[RefKey], str | None]] = {}
     for obj in objects:
-        namespace, name, _ = _meta(obj)
+        namespace, name, _ = _meta(obj, default)
         kind = str(obj.get("kind") or "")
         if _is_capi(obj, "Cluster"):
             infra, control_plane = _cluster_refs(obj, namespace)
@@ -271,7 +289,7 @@ def discover(
             classes[(namespace, name)] = _class_refs(obj, namespace)
         else:
             others[(kind, namespace, name)] = obj
-    index = ClusterIndex()
+    index = ClusterIndex(namespace=default)
 
     def refer(ref: RefKey, cluster: Key, by: str) -> None:
         index.referenced_by.setdefault(ref, {})[cluster] = by
@@ -291,8 +309,9 @@ def discover(
             index.class_users.setdefault(cluster.klass, set()).add(cluster.key)
             for ref in classes.get(cluster.klass, ([], None))[0]:
                 refer(ref, cluster.key, f"ClusterClass {cluster.klass[1]} of {by}")
-    for cluster_key, ref, by in machine_sets:
-        refer(ref, cluster_key, by)
+    for (owner_namespace, owner), ref, by in machine_sets:
+        # a MachineDeployment without a namespace serves the Cluster of its clusterName
+        refer(ref, _cluster_key(index.clusters, owner_namespace, owner), by)
     return index
 
 
@@ -347,9 +366,10 @@ def _context(segment: Segment, index: int, obj: Mapping[str, Any]) -> DocumentCo
     return DocumentContext(index, segment.line, kind, name or None, namespace or None, source)
 
 
-def discover_stream(segments: Iterable[Segment]) -> ClusterIndex:
+def discover_stream(segments: Iterable[Segment], namespace: str | None = None) -> ClusterIndex:
     """Index the Cluster API objects of a stream; unparsable documents are left out.
-    Documents are counted as the engine counts them, so errors name the same one."""
+    Documents are counted as the engine counts them, so errors name the same one.
+    ``namespace`` is that of the documents without one (--namespace)."""
     objects: list[Mapping[str, Any]] = []
     contexts: dict[int, DocumentContext] = {}
     index = 0
@@ -375,4 +395,4 @@ def discover_stream(segments: Iterable[Segment]) -> ClusterIndex:
             for _, obj in walk_objects(doc):
                 objects.append(obj)
                 contexts[id(obj)] = _context(segment, index, obj)
-    return discover(objects, lambda obj: contexts.get(id(obj)))
+    return discover(objects, lambda obj: contexts.get(id(obj)), namespace)

@@ -100,6 +100,28 @@ class Output:
         """Whether the output so far ends inside a line (a new document needs a newline first)."""
         return bool(self._last) and self._last != "\n"
 
+    def drop_final_newline(self) -> None:
+        """Take back a ``\n`` that ends the text so far (one the tool wrote itself)."""
+        if self._last != "\n":
+            return
+        if self._file is None:
+            self._pieces[-1] = self._pieces[-1][:-1]
+            if self._segments:
+                last = self._segments[-1]
+                self._segments[-1] = stream.Segment(last.text[:-1], last.offset, last.line)
+                if not last.text[:-1]:
+                    self._segments.pop()
+            if not self._pieces[-1]:
+                self._pieces.pop()
+            self._size -= 1
+            self._last = self._pieces[-1][-1] if self._pieces else ""
+            return
+        size = self._file.seek(0, 2) - 1
+        self._file.truncate(size)
+        self._file.seek(max(size - 1, 0))
+        self._last = self._file.read(1).decode("utf-8", "surrogateescape")[-1:]
+        self._read = True  # the next write seeks back to the end
+
     def segments(self) -> Iterator[stream.Segment]:
         """The text so far, read back as segments."""
         if self._file is None:
