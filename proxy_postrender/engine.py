@@ -7,7 +7,9 @@ and changed by splicing text; the result is verified
 (:func:`proxy_postrender.verify.equivalent`), and only when the splice is
 refused or does not verify does the round-trip fallback run (and is verified
 the same way). At the end of the stream come the objects the run generates
-(:mod:`proxy_postrender.generated`) and the output gates.
+(:mod:`proxy_postrender.generated`) and the output gates. What the run saw of
+other owners of the node proxy settings (:mod:`proxy_postrender.nodes.owners`)
+becomes coded warnings, errors under ``request.strict``.
 """
 
 from __future__ import annotations
@@ -16,10 +18,12 @@ from collections.abc import Callable, Iterable, Mapping
 
 from proxy_postrender import TYPE_CHECKING, generated, planners, verify
 from proxy_postrender.errors import DocumentContext, InputError
+from proxy_postrender.nodes import owners
+from proxy_postrender.nodes.kubeadm import NodePlan
 from proxy_postrender.noproxy.environments import Environments
 from proxy_postrender.objects import HELM4_FILENAME, annotations_of, walk_objects
 from proxy_postrender.request import Request
-from proxy_postrender.result import ObjectReport, Outcome, Result
+from proxy_postrender.result import Finding, ObjectReport, Outcome, Result
 from proxy_postrender.targets import CUSTOM_PLANNERS
 from proxy_postrender.yamltext import ops, splice, spool, stream
 from proxy_postrender.yamltext.errors import LimitError, ParseError
@@ -54,7 +58,8 @@ def _context(segment: stream.Segment, index: int, obj: Any) -> DocumentContext:
 
 
 def process(text: str, request: Request) -> Result:
-    """Transform a whole stream (without BOM); raise InputError on any problem."""
+    """Transform a whole stream (without BOM); raise InputError on any problem (with
+    ``request.strict``, also on a warning whose code says so)."""
     segments = stream.split(text)
     out = spool.Output()
     result = run(lambda: segments, request, out)
@@ -81,8 +86,13 @@ def run(
     keep_objects: bool = True,
 ) -> Result:
     """Transform the stream that ``segments()`` gives (twice when
-    :func:`needs_two_passes`) into ``out``; raise InputError on any problem."""
+    :func:`needs_two_passes`) into ``out``; raise InputError on any problem, and with
+    ``request.strict`` on the first warning whose code :attr:`Finding.strict` says so."""
     result = Result(keep_objects=keep_objects)
+    # other owners of the node proxy settings: looked for only when the run injects them
+    watch = None
+    if request.nodes is not None and not request.removing:
+        watch = owners.Watch(request.nodes)
     clusters = None
     if needs_two_passes(request):
         from proxy_postrender.noproxy.discovery import discover_stream  # lazy: start-up time
@@ -108,14 +118,31 @@ def run(
             result.kept.append(found)
         kind = segment.sniff_kind() if content else None
         if not content or (kind is not None and kind not in kinds):
+            if watch is not None and kind in owners.WATCHED_KINDS:
+                _observe(segment, result.documents, watch)
             consume(_pass_through(segment, result.documents, counted, request))
         else:
-            consume(process_segment(segment, result.documents, request, envs, kind))
+            consume(process_segment(segment, result.documents, request, envs, kind, watch))
     out.write_all(generated.documents(result, request, out))
     if request.forbid_plaintext:
         verify.no_plaintext(out.segments(), secret_backed=request.pods.secret_ref is not None)
     result.no_proxy_warnings = envs.warnings
+    if watch is not None:
+        result.findings += [Finding(f.code, f.message, f.context) for f in watch.findings()]
+    error = result.strict_error() if request.strict else None
+    if error is not None:
+        raise error
     return result
+
+
+def _observe(segment: stream.Segment, index: int, watch: owners.Watch) -> None:
+    """Show the watch a document the tool does not change (a kind it only reads); one it
+    cannot read passes through unread, as before."""
+    if len(segment.text) > MAX_PARSED_BYTES:
+        return
+    for doc in load_documents(segment.text) or []:
+        for _, obj in walk_objects(doc):
+            watch.observe(obj, _context(segment, index, obj))
 
 
 def _pass_through(segment: stream.Segment, index: int, counted: int, request: Request) -> Outcome:
@@ -151,9 +178,11 @@ def process_segment(
     request: Request,
     envs: Environments,
     kind: str | None = None,
+    watch: owners.Watch | None = None,
 ) -> Outcome:
     """One segment that may hold targets (document ``index`` of the stream): of a kind
-    the target table names, or of a ``kind`` the raw text does not show (None)."""
+    the target table names, or of a ``kind`` the raw text does not show (None); every
+    object read is shown to ``watch``."""
     if len(segment.text) > MAX_PARSED_BYTES:
         size = f"the document is {len(segment.text) / 2**20:.1f} MiB"
         bound = f"{MAX_PARSED_BYTES // 2**20} MiB (the API server takes 3 MiB)"
@@ -166,8 +195,8 @@ def process_segment(
         raise InputError(reason, DocumentContext(index, segment.line, source=segment.helm_source()))
     try:
         if len(segment.text) < _LARGE:
-            return _process_parsed(segment, index, request, envs)
-        return _without_collector(lambda: _process_parsed(segment, index, request, envs))
+            return _process_parsed(segment, index, request, envs, watch)
+        return _without_collector(lambda: _process_parsed(segment, index, request, envs, watch))
     except RecursionError:
         # nesting within the readers' bound, but past Python's recursion limit in a later
         # step (the round-trip fallback's pure-Python reader and dumper)
@@ -210,7 +239,11 @@ def _read(segment: stream.Segment, index: int) -> list[tuple[Node, Any]]:
 
 
 def _process_parsed(
-    segment: stream.Segment, index: int, request: Request, envs: Environments
+    segment: stream.Segment,
+    index: int,
+    request: Request,
+    envs: Environments,
+    watch: owners.Watch | None,
 ) -> Outcome:
     docs = _read(segment, index)
     changes: list[list[Op]] = []
@@ -219,10 +252,14 @@ def _process_parsed(
         doc_ops: list[Op] = []
         for base, obj in walk_objects(data):
             context = _context(segment, index, obj)
+            if watch is not None:
+                watch.observe(obj, context)
             try:
                 plan = planners.plan(obj, base, request, envs)
             except InputError as exc:
                 raise InputError(exc.message, context) from None
+            if watch is not None and isinstance(plan, NodePlan):
+                watch.node_plan(obj, request.targets.find(obj), plan, context)
             if plan is None:
                 continue
             doc_ops.extend(plan.ops)

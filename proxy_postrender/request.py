@@ -28,6 +28,7 @@ class Request(Struct, frozen=True):
     credential_secret: CredentialSecret | None = None  # emit it per namespace touched
     ca_pem: str | None = None  # the proxy CA the workloads' ConfigMaps carry
     forbid_plaintext: bool = False  # fail when the output holds a password in clear
+    strict: bool = False  # a warning whose code says so is an error (--strict, spec.strict)
 
     @property
     def removing(self) -> bool:

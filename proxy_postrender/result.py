@@ -2,9 +2,48 @@
 
 from __future__ import annotations
 
-from proxy_postrender.errors import DocumentContext
+from collections.abc import Mapping
+
+from proxy_postrender.errors import DocumentContext, InputError
+from proxy_postrender.nodes import owners
 from proxy_postrender.plans import Env, Plan, SecretRef
 from proxy_postrender.structs import Struct, field
+
+
+class Code(Struct, frozen=True):
+    """A kind of warning: its name, and whether ``--strict`` (``spec.strict``) makes a
+    warning of it an error."""
+
+    name: str
+    strict: bool
+    summary: str
+
+
+# Every warning code, in one table: a check that warns adds its codes here.
+CODES: Mapping[str, Code] = {
+    name: Code(name, strict, summary) for name, strict, summary in owners.CODES
+}
+
+
+class Finding(Struct, frozen=True):
+    """A warning with a code (a key of :data:`CODES`) and the object it is about."""
+
+    code: str
+    message: str
+    context: DocumentContext | None = None
+
+    @property
+    def strict(self) -> bool:
+        """Whether ``--strict`` turns it into an error."""
+        return CODES[self.code].strict
+
+    def __str__(self) -> str:
+        where = f"{self.context.describe()}: " if self.context is not None else ""
+        return f"{where}{self.message} [{self.code}]"
+
+    def error(self) -> InputError:
+        """The error ``--strict`` makes of it (one line, naming the document)."""
+        return InputError(f"{self.message} [{self.code}; --strict]", self.context)
 
 
 class Earlier(Struct, frozen=True):
@@ -53,6 +92,11 @@ class Result(Struct):
     dropped: list[Earlier] = field(default_factory=list)
     kept: list[Earlier] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # about the run as a whole
+    findings: list[Finding] = field(default_factory=list)  # coded warnings, in stream order
+
+    def strict_error(self) -> InputError | None:
+        """The error of the first finding that ``--strict`` makes an error (None: none)."""
+        return next((f.error() for f in self.findings if f.strict), None)
 
     @property
     def changed(self) -> list[ObjectReport]:

@@ -125,6 +125,12 @@ def _results(result: Result) -> list[dict[str, Any]]:
             }
         )
     results += [{"message": w, "severity": "warning"} for w in result.warnings]
+    for finding in result.findings:
+        entry: dict[str, Any] = {"message": finding.message, "severity": "warning"}
+        if finding.context is not None:
+            entry["resourceRef"] = _ref(finding.context)
+        entry["tags"] = {"code": finding.code, "strict": str(finding.strict).lower()}
+        results.append(entry)
     for scope, warnings in result.no_proxy_warnings.items():
         results += [
             {"message": f"NO_PROXY ({scope}): {w}", "severity": "warning"} for w in warnings

@@ -96,6 +96,14 @@ OPTIONS = (
         None,
         "Fail when the output would hold a proxy password in clear (a CI gate).",
     ),
+    Option(
+        "--strict",
+        "strict",
+        "flag",
+        None,
+        "Fail on the warnings that say so, e.g. another owner of the node proxy settings "
+        "(or spec.strict).",
+    ),
     Option("--remove", "remove", "flag", None, "Strip everything this tool injected earlier."),
     Option(
         "--diff",
@@ -130,6 +138,7 @@ class Params(Struct, frozen=True):
     on_conflict: str | None = None
     namespace: str | None = None
     forbid_plaintext: bool = False
+    strict: bool = False
     remove: bool = False
     show_diff: bool = False
     report: str | None = None

@@ -36,6 +36,7 @@ def summary(result: Result, *, removing: bool = False, warnings: Sequence[str] =
         lines += plan.describe()
     lines += [f"  warning profile: {warning}" for warning in warnings]
     lines += [f"  warning {warning}" for warning in result.warnings]
+    lines += [f"  warning {finding}".replace("\n", "\\n") for finding in result.findings]
     scopes: dict[str, list[str]] = {}  # the same warning once, with every scope it is about
     for scope, warnings in result.no_proxy_warnings.items():
         for warning in warnings:

@@ -428,7 +428,12 @@ def _request(loaded: Profile | None, params: Params, *, gate: bool = True) -> Re
 
     if loaded is None:
         return Request(env=())
-    request = to_request(loaded, remove=params.remove, forbid_plaintext=params.forbid_plaintext)
+    request = to_request(
+        loaded,
+        remove=params.remove,
+        forbid_plaintext=params.forbid_plaintext,
+        strict=params.strict,
+    )
     return request if gate else replace(request, forbid_plaintext=False)
 
 

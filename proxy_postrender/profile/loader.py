@@ -235,6 +235,7 @@ def _build(
         proxies[key] = validate_proxy_url(value, f"{spec}.{key}")
     rules.a_proxy(proxies, origin)
     on_conflict = build.spec_field("onConflict", fields, origin, ctx)
+    strict = build.spec_field("strict", fields, origin, ctx)
     nodes = build.nodes(build.spec_field("nodes", fields, origin, ctx))
     rules.secret_nodes(credentials.secret_ref, proxies, nodes, origin)
     secret = rules.secret_values(credentials.secret_ref, proxies)
@@ -263,6 +264,7 @@ def _build(
         custom=custom,
         warnings=tuple(warnings),
         on_conflict=on_conflict,
+        strict=strict,
         nodes=nodes,
     )
 

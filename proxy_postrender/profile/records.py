@@ -27,6 +27,7 @@ class Profile(Struct, frozen=True):
     custom: TargetTable = targets.BUILT_IN
     warnings: tuple[str, ...] = ()
     on_conflict: str = "keep"
+    strict: bool = False  # the warnings whose code says so are errors (as --strict)
     nodes: NodeSettings | None = field(
         default_factory=lambda: NodeSettings(DEFAULT_CONTAINERD_DROPIN, DEFAULT_KUBELET_DROPIN)
     )

@@ -8,8 +8,11 @@ from proxy_postrender.request import CredentialSecret, Request
 from proxy_postrender.structs import replace
 
 
-def to_request(loaded: Profile, *, remove: bool = False, forbid_plaintext: bool = False) -> Request:
-    """The request of ``loaded`` (``remove``: take out everything the tool injected)."""
+def to_request(
+    loaded: Profile, *, remove: bool = False, forbid_plaintext: bool = False, strict: bool = False
+) -> Request:
+    """The request of ``loaded`` (``remove``: take out everything the tool injected;
+    ``forbid_plaintext`` and ``strict`` as the command line asks, or the profile)."""
     on_conflict = loaded.on_conflict
     nodes = loaded.nodes
     if nodes is not None:
@@ -24,6 +27,7 @@ def to_request(loaded: Profile, *, remove: bool = False, forbid_plaintext: bool 
         credential_secret=_credential_secret(loaded),
         ca_pem=loaded.ca_pem,
         forbid_plaintext=forbid_plaintext or loaded.credentials.forbid_plaintext,
+        strict=strict or loaded.strict,
     )
 
 

@@ -482,6 +482,15 @@ SPEC = section(
         "keep",
         "check",
     ),
+    Option(
+        "strict",
+        BOOL,
+        "`true`: the warnings whose code says so are errors, as with `--strict`: nothing is "
+        "written and the exit code is 1. Today: other owners of the node proxy settings "
+        "([cluster-api.md](cluster-api.md#other-owners-of-the-proxy-settings)).",
+        False,
+        "check",
+    ),
     Option("nodes", mapping(NODES), NODES.doc, {}),
     Option("workloads", mapping(WORKLOADS), WORKLOADS.doc, {}),
     Option("credentials", mapping(CREDENTIALS), CREDENTIALS.doc),
