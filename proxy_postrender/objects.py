@@ -52,6 +52,15 @@ def walk_objects(obj: Any, path: Path = ()) -> Iterator[tuple[Path, Mapping[str,
         yield path, obj
 
 
+def dig(obj: Any, *path: str) -> Any:
+    """The value at ``path`` under ``obj``; None where a step is missing or not a mapping."""
+    for step in path:
+        if not isinstance(obj, Mapping):
+            return None
+        obj = obj.get(step)
+    return obj
+
+
 def annotations_of(obj: Any) -> Mapping[str, Any]:
     """The object's metadata.annotations, or an empty mapping when there are none."""
     metadata = obj.get("metadata") if isinstance(obj, Mapping) else None

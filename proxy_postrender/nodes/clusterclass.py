@@ -60,12 +60,11 @@ LIST_POINTERS: Mapping[str, Mapping[str, str]] = {
     if target.kind.endswith("Template")
 }
 
+# Patterns, compiled on first use (``re`` caches them): most runs never need them.
 # A template that runs PowerShell or writes to a drive letter configures Windows nodes.
-_WINDOWS_TEXT = re.compile(
-    r"powershell|pwsh|\.ps1\b|(^|[\s\"'])[A-Za-z]:[/\\]", re.IGNORECASE | re.MULTILINE
-)
-_KEY_LINE = re.compile(r"""^(?:"([^"]*)"|'([^']*)'|([^\s#'"{\[\-][^:#]*?))\s*:(?:\s+(.*))?$""")
-_PROXY_EXPORT = re.compile(r"export\s+(?:HTTPS?_PROXY|NO_PROXY)=", re.IGNORECASE)
+_WINDOWS_TEXT = r"(?im)powershell|pwsh|\.ps1\b|(^|[\s\"'])[A-Za-z]:[/\\]"
+_KEY_LINE = r"""^(?:"([^"]*)"|'([^']*)'|([^\s#'"{\[\-][^:#]*?))\s*:(?:\s+(.*))?$"""
+_PROXY_EXPORT = r"(?i)export\s+(?:HTTPS?_PROXY|NO_PROXY)="
 
 
 class _Owned(Struct):
@@ -143,7 +142,7 @@ def _template_keys(text: str) -> dict[str, str]:
     for stripped in top:
         if stripped.startswith("- "):
             continue  # an item of the key above, written at the key's indentation
-        match = _KEY_LINE.match(stripped)
+        match = re.match(_KEY_LINE, stripped)
         if match is None:
             raise _Unreadable(f"its top-level line {stripped[:40]!r} is not a key")
         key = next(g for g in match.groups()[:3] if g is not None)
@@ -229,7 +228,7 @@ def _follow_up(
             f"from a value that already writes {carried}, which the tool adds after the patch; "
             "take that out of the value and let the tool write it",
         )
-    windows = bool(_WINDOWS_TEXT.search(seen))
+    windows = bool(re.search(_WINDOWS_TEXT, seen))
     files, commands = wanted.for_os(windows)
     try:
         kinds: dict[str, str] = {}
@@ -281,7 +280,7 @@ def _carried(text: str, wanted: _Wanted) -> str | None:
     for path in wanted.paths:
         if path in text:
             return path
-    match = _PROXY_EXPORT.search(text)
+    match = re.search(_PROXY_EXPORT, text)
     return match.group(0).rstrip("=") if match else None
 
 

@@ -24,8 +24,6 @@ makes the finding an error. Pure data in, data out.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from collections.abc import Mapping
 
@@ -33,7 +31,7 @@ from proxy_postrender import TYPE_CHECKING
 from proxy_postrender.errors import DocumentContext
 from proxy_postrender.nodes import kubeadm
 from proxy_postrender.nodes.kubeadm import NodePlan, NodeSettings
-from proxy_postrender.objects import api_group
+from proxy_postrender.objects import api_group, dig
 from proxy_postrender.record import Record
 from proxy_postrender.structs import Struct, field
 from proxy_postrender.targets import KUBEADM
@@ -81,26 +79,19 @@ _EXTENSION_KEYS = (
     "validateExtension",
 )
 
+# Patterns, compiled on first use (``re`` caches them): most runs never need them.
 _PROXY_VARIABLE = r"(?:HTTPS?_PROXY|NO_PROXY|https?_proxy|no_proxy)"
 # In a shell line: "NAME=" at the start of a statement, or after export (assigning a
 # variable the tool exported changes what kubeadm gets, too)
-_SETS = re.compile(r"(?:^|[;&|(`])\s*(?:export\s+)?(" + _PROXY_VARIABLE + r")=")
+_SETS = r"(?:^|[;&|(`])\s*(?:export\s+)?(" + _PROXY_VARIABLE + r")="
 # In a file: an env file's or a profile script's line, a drop-in's Environment="NAME=..."
-_FILE_SETS = re.compile(r"(?:^|[\s\"'=])(?:export\s+)?(" + _PROXY_VARIABLE + r")=", re.MULTILINE)
-_UNIT_DROPIN = re.compile(r"/(containerd|kubelet)\.service\.d/[^/]+\.conf$")
+_FILE_SETS = r"(?m)(?:^|[\s\"'=])(?:export\s+)?(" + _PROXY_VARIABLE + r")="
+_UNIT_DROPIN = r"/(containerd|kubelet)\.service\.d/[^/]+\.conf$"
 # files read as environment by logins, services or shells
-_ENVIRONMENT_FILES = re.compile(
+_ENVIRONMENT_FILES = (
     r"^/etc/(?:environment|profile|bash\.bashrc|profile\.d/[^/]+|default/[^/]+|"
     r"sysconfig/[^/]+|systemd/system\.conf(?:\.d/[^/]+)?|environment\.d/[^/]+)$"
 )
-
-
-def _get(obj: Any, *path: str) -> Any:
-    for step in path:
-        if not isinstance(obj, Mapping):
-            return None
-        obj = obj.get(step)
-    return obj
 
 
 def _text(value: Any) -> str:
@@ -110,7 +101,7 @@ def _text(value: Any) -> str:
 def proxy_names(text: str, *, command: bool = True) -> list[str]:
     """The proxy variables ``text`` sets: a shell line (``command``), or a file (a drop-in,
     an env file, a profile script)."""
-    return list(dict.fromkeys((_SETS if command else _FILE_SETS).findall(text)))
+    return list(dict.fromkeys(re.findall(_SETS if command else _FILE_SETS, text)))
 
 
 def file_content(entry: Mapping[str, Any]) -> str | None:
@@ -123,16 +114,18 @@ def file_content(entry: Mapping[str, Any]) -> str | None:
     if encoding in ("", "text/plain"):
         return content
     if encoding in ("base64", "b64"):
+        import base64  # lazy: start-up time, and few streams hold encoded files
+
         try:
             return base64.b64decode(content, validate=False).decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError, ValueError):
+        except ValueError:  # binascii.Error and UnicodeDecodeError are ValueErrors
             return None
     return None
 
 
 def _name(kind: str, obj: Mapping[str, Any]) -> str:
-    namespace = _text(_get(obj, "metadata", "namespace"))
-    name = _text(_get(obj, "metadata", "name"))
+    namespace = _text(dig(obj, "metadata", "namespace"))
+    name = _text(dig(obj, "metadata", "name"))
     return f"{kind} {namespace + '/' if namespace else ''}{name}".rstrip()
 
 
@@ -185,9 +178,9 @@ class Watch(Struct):
 
     def _vcd(self, obj: Mapping[str, Any], kind: str, context: DocumentContext | None) -> None:
         template = kind.endswith("Template")
-        spec = _get(obj, "spec", "template", "spec") if template else obj.get("spec")
-        proxy = _get(spec, "proxyConfigSpec")
-        set_fields = [key for key in ("httpProxy", "httpsProxy") if _text(_get(proxy, key))]
+        spec = dig(obj, "spec", "template", "spec") if template else obj.get("spec")
+        proxy = dig(spec, "proxyConfigSpec")
+        set_fields = [key for key in ("httpProxy", "httpsProxy") if _text(dig(proxy, key))]
         if not set_fields:
             return  # upstream templates ship the fields empty: CAPVCD then skips its proxy phase
         ours = self.settings.containerd_dropin
@@ -211,16 +204,16 @@ class Watch(Struct):
         self.providers.append(Found(PROVIDER, message, context))
 
     def _cluster_class(self, obj: Mapping[str, Any], context: DocumentContext | None) -> None:
-        patches = _get(obj, "spec", "patches")
+        patches = dig(obj, "spec", "patches")
         external: list[str] = []
         caren = False
         for patch in patches if isinstance(patches, list) else []:
-            ext = _get(patch, "external")
+            ext = dig(patch, "external")
             if not isinstance(ext, Mapping):
                 continue
             names = [_text(ext.get(key)) for key in _EXTENSION_KEYS if _text(ext.get(key))]
             caren |= any(_CAREN_EXTENSION in n for n in names)
-            label = _text(_get(patch, "name")) or "unnamed"
+            label = _text(dig(patch, "name")) or "unnamed"
             external.append(f"{label} ({names[0]})" if names else label)
         if not external:
             return
@@ -231,21 +224,21 @@ class Watch(Struct):
                 f"{' and '.join(CAREN_DROPINS)} when a Cluster sets clusterConfig.proxy"
             )
         else:
-            declared = _proxy_variable(_get(obj, "spec", "variables"))
+            declared = _proxy_variable(dig(obj, "spec", "variables"))
             if declared:
                 owner = f"it declares the variable {declared!r}, which a runtime extension reads"
-        name = _text(_get(obj, "metadata", "name"))
+        name = _text(dig(obj, "metadata", "name"))
         self.classes.append(_Class(name, context, external, owner))
 
     def _cluster(self, obj: Mapping[str, Any]) -> None:
-        topology = _get(obj, "spec", "topology")
-        klass = _text(_get(topology, "classRef", "name")) or _text(_get(topology, "class"))
-        variables = _get(topology, "variables")
+        topology = dig(obj, "spec", "topology")
+        klass = _text(dig(topology, "classRef", "name")) or _text(dig(topology, "class"))
+        variables = dig(topology, "variables")
         if not klass or not isinstance(variables, list):
             return
         for variable in variables:
-            name = _text(_get(variable, "name"))
-            value = _get(variable, "value")
+            name = _text(dig(variable, "name"))
+            value = dig(variable, "value")
             if _is_proxy_name(name):
                 found = name
             elif isinstance(value, Mapping) and any(_is_proxy_name(str(k)) for k in value):
@@ -293,17 +286,17 @@ class Watch(Struct):
         dropins: list[str] = [f"{p} (kept: onConflict keep)" for p in plan.files_kept]
         environment: list[str] = []
         for entry in files if isinstance(files, list) else []:
-            path = _text(_get(entry, "path"))
+            path = _text(dig(entry, "path"))
             if not path or path in ours or not isinstance(entry, Mapping):
                 continue
             content = file_content(entry)
             names = proxy_names(content, command=False) if content is not None else []
-            if _UNIT_DROPIN.search(path):
+            if re.search(_UNIT_DROPIN, path):
                 if names:
                     dropins.append(f"{path} ({', '.join(names)})")
                 elif content is None and "proxy" in path.rsplit("/", 1)[-1].lower():
                     dropins.append(f"{path} (its content is not in the stream)")
-            elif names and _ENVIRONMENT_FILES.match(path):
+            elif names and re.match(_ENVIRONMENT_FILES, path):
                 environment.append(f"{path} ({', '.join(names)})")
         if dropins:
             message = (
@@ -398,10 +391,10 @@ def _proxy_variable(variables: Any) -> str | None:
     """The first ClusterClass variable that holds proxy settings: by name, or by a
     ``proxy`` property of its schema (CAREN's ``clusterConfig.proxy``)."""
     for variable in variables if isinstance(variables, list) else []:
-        name = _text(_get(variable, "name"))
+        name = _text(dig(variable, "name"))
         if _is_proxy_name(name):
             return name
-        properties = _get(variable, "schema", "openAPIV3Schema", "properties")
+        properties = dig(variable, "schema", "openAPIV3Schema", "properties")
         if isinstance(properties, Mapping):
             for key in properties:
                 if _is_proxy_name(str(key)):

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 from proxy_postrender.errors import DocumentContext, InputError
 from proxy_postrender.noproxy import presets, syntax
 from proxy_postrender.noproxy.scope import ClusterNetwork
-from proxy_postrender.objects import HELM4_FILENAME, LIST_KINDS, api_group, walk_objects
+from proxy_postrender.objects import HELM4_FILENAME, LIST_KINDS, api_group, dig, walk_objects
 from proxy_postrender.structs import Struct, field
 from proxy_postrender.yamltext.read import MAX_PARSED_BYTES, load_documents
 
@@ -66,14 +66,6 @@ RefKey = tuple[str, str, str]  # (kind, namespace, name)
 Contexts = Callable[[Mapping[str, "Any"]], DocumentContext | None]
 
 
-def _get(obj: Any, *path: str) -> Any:
-    for step in path:
-        if not isinstance(obj, Mapping):
-            return None
-        obj = obj.get(step)
-    return obj
-
-
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
@@ -87,18 +79,18 @@ def _strings(value: Any, where: str) -> list[tuple[str, str]]:
 
 def _meta(obj: Mapping[str, Any], default: str = "") -> tuple[str, str, Mapping[str, Any]]:
     """Namespace (``default`` for an object without one), name and labels."""
-    namespace = _text(_get(obj, "metadata", "namespace")) or default
-    name = _text(_get(obj, "metadata", "name")) or ""
-    labels = _get(obj, "metadata", "labels")
+    namespace = _text(dig(obj, "metadata", "namespace")) or default
+    name = _text(dig(obj, "metadata", "name")) or ""
+    labels = dig(obj, "metadata", "labels")
     return namespace, name, labels if isinstance(labels, Mapping) else {}
 
 
 def _ref(value: Any, namespace: str) -> RefKey | None:
     """A reference's (kind, namespace, name): v1beta1 ObjectReference or v1beta2 templateRef."""
-    kind, name = _text(_get(value, "kind")), _text(_get(value, "name"))
+    kind, name = _text(dig(value, "kind")), _text(dig(value, "name"))
     if not kind or not name:
         return None
-    return kind, _text(_get(value, "namespace")) or namespace, name
+    return kind, _text(dig(value, "namespace")) or namespace, name
 
 
 def _is_capi(obj: Mapping[str, Any], kind: str) -> bool:
@@ -215,43 +207,41 @@ def _label(kind: str, key: Key) -> str:
 
 
 def _cluster_refs(obj: Mapping[str, Any], namespace: str) -> tuple[RefKey | None, RefKey | None]:
-    spec = _get(obj, "spec")
-    return _ref(_get(spec, "infrastructureRef"), namespace), _ref(
-        _get(spec, "controlPlaneRef"), namespace
+    spec = dig(obj, "spec")
+    return _ref(dig(spec, "infrastructureRef"), namespace), _ref(
+        dig(spec, "controlPlaneRef"), namespace
     )
 
 
 def _class_key(obj: Mapping[str, Any], namespace: str) -> Key | None:
-    topology = _get(obj, "spec", "topology")
-    name = _text(_get(topology, "class")) or _text(_get(topology, "classRef", "name"))
+    topology = dig(obj, "spec", "topology")
+    name = _text(dig(topology, "class")) or _text(dig(topology, "classRef", "name"))
     if name is None:
         return None
-    other = _text(_get(topology, "classNamespace")) or _text(
-        _get(topology, "classRef", "namespace")
-    )
+    other = _text(dig(topology, "classNamespace")) or _text(dig(topology, "classRef", "namespace"))
     return (other or namespace, name)
 
 
 def _class_refs(obj: Mapping[str, Any], namespace: str) -> tuple[list[RefKey], str | None]:
     """The templates a ClusterClass names, and its infrastructure kind."""
-    spec = _get(obj, "spec")
+    spec = dig(obj, "spec")
     refs: list[RefKey] = []
 
     def add(value: Any) -> None:
         for key in ("ref", "templateRef"):
-            ref = _ref(_get(value, key), namespace)
+            ref = _ref(dig(value, key), namespace)
             if ref:
                 refs.append(ref)
 
-    add(_get(spec, "controlPlane"))
-    workers = _get(spec, "workers")
+    add(dig(spec, "controlPlane"))
+    workers = dig(spec, "workers")
     for group in ("machineDeployments", "machinePools"):
-        items = _get(workers, group)
+        items = dig(workers, group)
         for item in items if isinstance(items, list) else []:
-            add(_get(item, "template", "bootstrap"))  # v1beta1
-            add(_get(item, "bootstrap"))  # v1beta2
-    infra = _get(spec, "infrastructure")
-    infra_kind = _text(_get(infra, "ref", "kind")) or _text(_get(infra, "templateRef", "kind"))
+            add(dig(item, "template", "bootstrap"))  # v1beta1
+            add(dig(item, "bootstrap"))  # v1beta2
+    infra = dig(spec, "infrastructure")
+    infra_kind = _text(dig(infra, "ref", "kind")) or _text(dig(infra, "templateRef", "kind"))
     return refs, infra_kind
 
 
@@ -281,8 +271,8 @@ def discover(
                 _Cluster((namespace, name), obj, infra, control_plane, _class_key(obj, namespace))
             )
         elif _is_capi(obj, "MachineDeployment") or _is_capi(obj, "MachinePool"):
-            owner = _text(_get(obj, "spec", "clusterName"))
-            ref = _ref(_get(obj, "spec", "template", "spec", "bootstrap", "configRef"), namespace)
+            owner = _text(dig(obj, "spec", "clusterName"))
+            ref = _ref(dig(obj, "spec", "template", "spec", "bootstrap", "configRef"), namespace)
             if owner and ref:
                 machine_sets.append(((namespace, owner), ref, _label(kind, (namespace, name))))
         elif _is_capi(obj, "ClusterClass"):
@@ -323,10 +313,10 @@ def _network(
 ) -> ClusterNetwork:
     label = _label("Cluster", cluster.key)
     values = _Values(label, context_of(cluster.obj))
-    spec = _get(cluster.obj, "spec")
-    network = _get(spec, "clusterNetwork")
+    spec = dig(cluster.obj, "spec")
+    network = dig(spec, "clusterNetwork")
     where = "spec.clusterNetwork"
-    endpoint = values.one(_get(spec, "controlPlaneEndpoint", "host"), _HOST, _ENDPOINT)
+    endpoint = values.one(dig(spec, "controlPlaneEndpoint", "host"), _HOST, _ENDPOINT)
     endpoint_source = label
     infra_left_out: list[str] = []
     if endpoint is None and cluster.infra is not None and cluster.infra in others:
@@ -334,14 +324,14 @@ def _network(
         endpoint_source = _label(kind, (namespace, name))
         infra = others[cluster.infra]
         infra_values = _Values(endpoint_source, context_of(infra))
-        host = _get(infra, "spec", "controlPlaneEndpoint", "host")
+        host = dig(infra, "spec", "controlPlaneEndpoint", "host")
         endpoint = infra_values.one(host, _HOST, _ENDPOINT)
         infra_left_out = infra_values.left_out
     services, pods = (
-        values.entries(_get(network, net, "cidrBlocks"), _CIDRS, f"{where}.{net}.cidrBlocks")
+        values.entries(dig(network, net, "cidrBlocks"), _CIDRS, f"{where}.{net}.cidrBlocks")
         for net in ("services", "pods")
     )
-    domain = values.one(_get(network, "serviceDomain"), ("domain",), f"{where}.serviceDomain")
+    domain = values.one(dig(network, "serviceDomain"), ("domain",), f"{where}.serviceDomain")
     preset = presets.infrastructure_preset(infra_kind)
     return ClusterNetwork(
         label=label,
@@ -360,8 +350,8 @@ def _network(
 def _context(segment: Segment, index: int, obj: Mapping[str, Any]) -> DocumentContext:
     """Where ``obj`` is in the stream, as the engine names documents in its errors."""
     namespace, name, _ = _meta(obj)
-    annotations = _get(obj, "metadata", "annotations")
-    source = segment.helm_source() or _text(_get(annotations, HELM4_FILENAME))
+    annotations = dig(obj, "metadata", "annotations")
+    source = segment.helm_source() or _text(dig(annotations, HELM4_FILENAME))
     kind = _text(obj.get("kind"))
     return DocumentContext(index, segment.line, kind, name or None, namespace or None, source)
 
