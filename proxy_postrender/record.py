@@ -19,6 +19,7 @@ from proxy_postrender.errors import InputError
 from proxy_postrender.objects import Path
 from proxy_postrender.structs import Struct, field
 from proxy_postrender.yamltext.ops import AddKey, DeleteKey, Op, SetValue
+from proxy_postrender.yamltext.tree import spelling
 
 # Flags: the collection the tool filled was present but null (``~key``) or
 # empty (``~empty-key``) in the input, so removal gives that value back instead
@@ -29,6 +30,60 @@ EMPTY_ANNOTATIONS = "~empty-annotations"
 NULL_METADATA = "~metadata"
 EMPTY_METADATA = "~empty-metadata"
 _FLAGS = frozenset({NULL_ANNOTATIONS, EMPTY_ANNOTATIONS, NULL_METADATA, EMPTY_METADATA})
+# A flag (or a container's mark) may carry how the input wrote that value, when not the
+# plain way (``key:``, ``key: {}``): ``~annotations:_~`` for ``annotations: ~``,
+# ``~empty-annotations:%0A____%7B%7D`` for ``{}`` on the next line (the text after the
+# key's colon to the end of the value's line, see ``tree.spelling``; a space written
+# ``_``, other characters than letters, digits and ``.~+-`` as ``%XX`` or ``%uXXXXXX``:
+# the record stays a plain scalar), so that it comes back byte for byte.
+SPELLING = ":"
+_KEPT = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.~+-")
+
+
+def escape(text: str) -> str:
+    """``text`` in the characters of a plain record (no separator, no space or break)."""
+    return "".join(
+        c
+        if c in _KEPT
+        else "_"
+        if c == " "
+        else f"%{ord(c):02X}"
+        if ord(c) < 256
+        else f"%u{ord(c):06X}"
+        for c in text
+    )
+
+
+def unescape(text: str) -> str:
+    out: list[str] = []
+    i, n = 0, len(text)
+    try:
+        while i < n:
+            c = text[i]
+            if c == "_":
+                out.append(" ")
+            elif c != "%":
+                out.append(c)
+            elif text[i + 1 : i + 2] == "u":
+                out.append(chr(int(text[i + 2 : i + 8], 16)))
+                i += 7
+            else:
+                out.append(chr(int(text[i + 1 : i + 3], 16)))
+                i += 2
+            i += 1
+    except ValueError:
+        raise InputError(f"malformed spelling in a record: {text!r}") from None
+    return "".join(out)
+
+
+def with_spelling(flag: str, spelling: str | None) -> str:
+    return flag if spelling is None else f"{flag}{SPELLING}{escape(spelling)}"
+
+
+def split_spelling(part: str) -> tuple[str, str | None]:
+    """A flag or mark and the spelling it carries (None: the plain one)."""
+    flag, sep, spelled = part.partition(SPELLING)
+    return flag, unescape(spelled) if sep else None
 
 
 def mapping_or_none(value: Any, where: str) -> Mapping[str, Any] | None:
@@ -43,6 +98,7 @@ class Record(Struct):
     key: str
     entries: list[str] = field(default_factory=list)
     flags: set[str] = field(default_factory=set)
+    spellings: dict[str, str] = field(default_factory=dict)  # flag -> the input's text
     current: str | None = None  # the annotation's value as found
 
     @classmethod
@@ -58,19 +114,31 @@ class Record(Struct):
                 raise InputError(f"annotation {key} must be a string")
             record.current = value
             for part in filter(None, value.split(";")):
-                if part in _FLAGS:
-                    record.flags.add(part)
+                flag, spelled = split_spelling(part) if part[0] == "~" else (part, None)
+                if flag in _FLAGS:
+                    record.flags.add(flag)
+                    if spelled is not None:
+                        record.spellings[flag] = spelled
                 else:
                     record.entries.append(part)
         if "metadata" in obj and not metadata:
-            record.flags.add(NULL_METADATA if metadata is None else EMPTY_METADATA)
+            record.note(NULL_METADATA if metadata is None else EMPTY_METADATA, obj, "metadata")
         if metadata and "annotations" in metadata and not annotations:
-            record.flags.add(NULL_ANNOTATIONS if annotations is None else EMPTY_ANNOTATIONS)
+            flag = NULL_ANNOTATIONS if annotations is None else EMPTY_ANNOTATIONS
+            record.note(flag, metadata, "annotations")
         return record
+
+    def note(self, flag: str, mapping: Mapping[str, Any], key: str) -> None:
+        """The input's ``mapping[key]`` is null or empty: ``flag``, with its spelling."""
+        self.flags.add(flag)
+        spelled = spelling(mapping, key)
+        if spelled is not None:
+            self.spellings[flag] = spelled
 
     def value(self, entries: list[str]) -> str:
         """The annotation value for ``entries``; empty when there are none (flags alone drop)."""
-        return ";".join(entries + sorted(self.flags)) if entries else ""
+        flags = sorted(with_spelling(f, self.spellings.get(f)) for f in self.flags)
+        return ";".join(entries + flags) if entries else ""
 
     def ops(self, obj: Mapping[str, Any], base: Path, entries: list[str]) -> list[Op]:
         """Operations that make the annotation say ``entries``."""
@@ -85,13 +153,15 @@ class Record(Struct):
             if isinstance(annotations, Mapping) and len(annotations) == 1:
                 if isinstance(metadata, Mapping) and len(metadata) == 1:
                     if NULL_METADATA in self.flags:
-                        return [SetValue(meta_path, None)]
+                        return [SetValue(meta_path, None, self.spellings.get(NULL_METADATA))]
                     if EMPTY_METADATA in self.flags:
-                        return [SetValue(meta_path, {})]
+                        return [SetValue(meta_path, {}, self.spellings.get(EMPTY_METADATA))]
                 if NULL_ANNOTATIONS in self.flags:
-                    return [SetValue(annotations_path, None)]
+                    spelled = self.spellings.get(NULL_ANNOTATIONS)
+                    return [SetValue(annotations_path, None, spelled)]
                 if EMPTY_ANNOTATIONS in self.flags:
-                    return [SetValue(annotations_path, {})]
+                    spelled = self.spellings.get(EMPTY_ANNOTATIONS)
+                    return [SetValue(annotations_path, {}, spelled)]
                 if isinstance(metadata, Mapping) and len(metadata) == 1:
                     return [DeleteKey(meta_path)]  # the tool added the metadata too
                 return [DeleteKey(annotations_path)]

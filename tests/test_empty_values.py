@@ -32,6 +32,30 @@ SHAPES = {
     "metadata no value": POD.replace("metadata:\n  name: p\n", "metadata:\n"),
     "no metadata": POD.replace("metadata:\n  name: p\n", ""),
     "all at once": POD.replace("metadata:\n  name: p\n", "metadata: {}\n") + "      env:\n",
+    # spelled other ways: the record keeps the text after the colon, and --remove
+    # writes it back
+    "env null": POD + "      env: null\n",
+    "env ~": POD + "      env: ~\n",
+    "env Null, comment": POD + "      env: Null  # unset\n",
+    "env [] on the next line": POD + "      env:\n        []\n",
+    "env [] on the next line, comments": POD + "      env: # a\n        # b\n        []  # c\n",
+    "env ~ on the next line": POD + "      env:\n        ~\n",
+    "env [ ]": POD + "      env:   [ ]\n",
+    "annotations ~": POD.replace("  name: p\n", "  name: p\n  annotations: ~\n"),
+    "annotations null": POD.replace("  name: p\n", "  name: p\n  annotations: null\n"),
+    "annotations {} on the next line": POD.replace(
+        "  name: p\n", "  name: p\n  annotations:\n    {}\n"
+    ),
+    "annotations {} on the next line, comment": POD.replace(
+        "  name: p\n", "  name: p\n  annotations:\n    {}  # none\n"
+    ),
+    "metadata {} on the next line": POD.replace("metadata:\n  name: p\n", "metadata:\n  {}\n"),
+    "at the end, no final newline": POD + "      env:\n        []",
+    "CRLF": (POD + "      env: ~  # x\n").replace("\n", "\r\n"),
+    "flow parents": (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: ~}\nspec:\n"
+        "  containers:\n    - {name: a, env: ~}\n    - {name: b, env: [ ]}\n"
+    ),
     "deployment": (
         "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n  annotations:\n"
         "spec:\n  template:\n    metadata: {}\n    spec:\n      containers:\n"
@@ -99,3 +123,24 @@ def test_older_records_without_the_flags_are_still_removed() -> None:
     assert removed == (
         "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n    - name: c\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "rewritten"),
+    [
+        (SHAPES["env [] on the next line"], ["        []"]),
+        (SHAPES["env [] on the next line, comments"], ["        []  # c"]),
+        (SHAPES["annotations {} on the next line"], ["    {}"]),
+        (SHAPES["env Null, comment"], ["      env: Null  # unset"]),
+    ],
+)
+def test_only_the_line_of_the_empty_token_is_rewritten(text: str, rewritten: list[str]) -> None:
+    # an empty or null token must go (block entries cannot follow it); its line is the
+    # only one of the input the first run changes
+    out = engine.process(text, REQUEST).text
+    assert _removed_lines(text, out) == rewritten
+
+
+def test_the_record_keeps_the_spelling_as_a_plain_scalar() -> None:
+    out = engine.process(SHAPES["annotations {} on the next line, comment"], REQUEST).text
+    assert ";~empty-annotations:%0A____%7B%7D__%23_none\n" in out

@@ -22,10 +22,11 @@ from proxy_postrender.objects import Path
 from proxy_postrender.plans import Plan
 from proxy_postrender.pods import selection
 from proxy_postrender.pods.selection import WorkloadSettings
-from proxy_postrender.record import Record
+from proxy_postrender.record import Record, split_spelling, with_spelling
 from proxy_postrender.structs import field
 from proxy_postrender.targets import Target
 from proxy_postrender.yamltext.ops import Op, SetValue, update_list
+from proxy_postrender.yamltext.tree import spelling
 
 ANNOTATION = "proxy-postrender.io/injected"
 # Lists of containers inside a pod spec that get the variables, in this order.
@@ -376,11 +377,19 @@ def _plan_container(
         result.injected[name] = [item["name"] for item in missing]
     appended.extend(missing)
 
-    # "env:", "env: null" or "env: []" the tool fills: the record keeps which, so
-    # that taking the entries out again gives the input's own value back
-    mark = next((m for m in (NULL_ENV_MARK, EMPTY_ENV_MARK) if m in owned), None)
+    # "env:", "env: null" or "env: []" the tool fills: the record keeps which (and how
+    # it was written, when not the plain way), so that taking the entries out again
+    # gives the input's own value back
+    mark: str | None = None
+    spelled: str | None = None
+    for part in owned:
+        if part.startswith(("+null-env", "+empty-env")):
+            flag, text = split_spelling(part)
+            if flag in (NULL_ENV_MARK, EMPTY_ENV_MARK):
+                mark, spelled = flag, text
     if mark is None and appended and "env" in container and not env:
         mark = NULL_ENV_MARK if container["env"] is None else EMPTY_ENV_MARK
+        spelled = spelling(container, "env")
     result.ops.extend(ops)
     result.ops.extend(
         update_list(
@@ -391,7 +400,8 @@ def _plan_container(
             appended,
             restore_empty=mark == EMPTY_ENV_MARK,
             restore_null=mark == NULL_ENV_MARK,
+            restore_text=spelled,
         )
     )
     kept = [var for var, _ in wanted if var in ours]
-    return [*kept, mark] if kept and mark else kept
+    return [*kept, with_spelling(mark, spelled)] if kept and mark else kept

@@ -22,6 +22,10 @@ from proxy_postrender.structs import Struct
 class SetValue(Struct, frozen=True):
     path: Path  # to an existing value (scalar, null or collection)
     value: Any
+    # for a null or empty ``value``: the text to write after the key's colon (to the end
+    # of the value's line; in a flow mapping the value's own text), the input's own
+    # spelling given back (see ``tree.spelling``); None: the plain way
+    text: str | None = None
 
 
 class DeleteItem(Struct, frozen=True):
@@ -127,6 +131,7 @@ def update_list(
     front: bool = False,
     restore_empty: bool = False,
     restore_null: bool = False,
+    restore_text: str | None = None,
 ) -> list[Op]:
     """Operations that delete ``deleted`` items from ``parent[key]`` and add ``added``.
 
@@ -134,14 +139,15 @@ def update_list(
     empty list is created; a list that would be left empty by deletions is
     removed with its key, or set back to ``[]`` with ``restore_empty`` or to
     null (``key:``) with ``restore_null`` (the input's own empty value, as its
-    ownership record kept it).
+    ownership record kept it), written as ``restore_text`` when given (the input's
+    spelling, see ``SetValue.text``).
     """
     path = (*parent_path, key)
     items = parent.get(key) if isinstance(parent, dict | MutableMapping) else None
     if items and deleted == set(range(len(items))) and not added:
         if restore_empty:
-            return [SetValue(path, [])]
-        return [SetValue(path, None) if restore_null else DeleteKey(path)]
+            return [SetValue(path, [], restore_text)]
+        return [SetValue(path, None, restore_text) if restore_null else DeleteKey(path)]
     ops: list[Op] = [DeleteItem((*path, index)) for index in sorted(deleted)]
     if added:
         if items:

@@ -262,8 +262,11 @@ def _collapse(text: str, root: Node, op: SetValue, newline: str) -> Edit:
     return Edit(colon + 1, end, body if at_unterminated_end else body + newline)
 
 
-def _set_collection(text: str, root: Node, op: SetValue, style: Style, newline: str) -> Edit:
-    """Turn ``key: {}``, ``key: []``, ``key: null`` or ``key:`` into a block collection."""
+def _set_collection(text: str, root: Node, op: SetValue, style: Style, newline: str) -> list[Edit]:
+    """Fill an empty or null value (``key:``, ``key: []``, ``key: {}``, ``key: ~``, on the
+    key's line or the next) with a block collection: lines are added after the value's
+    line, and only the empty token goes (with its line when it has one of its own); the
+    key's line, comments and blank lines stay as they are."""
     if not op.path or not isinstance(op.path[-1], str):
         raise Unsupported("collection target is not a mapping value")
     parent = resolve(root, op.path[:-1])
@@ -280,18 +283,50 @@ def _set_collection(text: str, root: Node, op: SetValue, style: Style, newline: 
     lines = _block(op.value, key_col + nested, style)
     if isinstance(value_node, ScalarNode) and not value_node.value:
         # "key:" (perhaps with a comment): a pure insertion after the key's line
-        return _insert_lines(text, next_line_start(text, colon + 1), lines, newline)
+        return [_insert_lines(text, next_line_start(text, colon + 1), lines, newline)]
     start, end = value_node.start, value_node.end
-    if "#" in text[colon + 1 : start]:
-        raise Unsupported("a comment between the key and its value")
+    if start == end or start < colon:
+        raise Unsupported("an empty value without a token")
     line_end = next_line_start(text, end)
-    comment = text[end:line_end].strip()
-    if comment and not comment.startswith("#"):
+    after = text[end:line_end].strip()
+    if after and not after.startswith("#"):
         raise Unsupported("more content after the value")
-    # the token goes; a comment after it stays on the key's line
-    body = (f" {comment}" if comment else "") + newline + newline.join(lines)
-    at_unterminated_end = line_end == len(text) and not text.endswith("\n")
-    return Edit(colon + 1, line_end, body if at_unterminated_end else body + newline)
+    begin = line_start(text, start)
+    added = newline.join(lines)
+    unterminated = line_end == len(text) and not text.endswith("\n")
+    # one edit that ends where the value's line ends: new keys added after the mapping
+    # (which ends there too) come after these lines
+    if begin <= colon:  # on the key's line: the token goes (a comment after it stays)
+        body = (f" {after}" if after else "") + newline + added
+        return [Edit(colon + 1, line_end, body if unterminated else body + newline)]
+    if text[begin:start].strip(" "):
+        raise Unsupported("the value shares its line with something else")
+    if not after:  # on a line of its own: the line goes, the new lines take its place
+        return [Edit(begin, line_end, added if unterminated else added + newline)]
+    # a comment after it stays on that line
+    tail = text[end:line_end]
+    return [
+        Edit(start, line_end, tail + newline + added if unterminated else tail + added + newline)
+    ]
+
+
+def _restore(text: str, root: Node, op: SetValue, newline: str) -> Edit:
+    """Give a value the tool filled back its input text (``op.text``: everything after the
+    key's colon up to the end of the value's line), in place of all that follows the
+    colon now, up to the end of the collection."""
+    assert op.text is not None
+    parent = resolve(root, op.path[:-1])
+    if not isinstance(parent, MappingNode) or not is_block(parent):
+        raise Unsupported("the value is not in a block mapping")
+    key_node, value_node = mapping_entry(parent, str(op.path[-1]))
+    colon = text.find(":", key_node.end)
+    if colon < 0 or text[key_node.end : colon].strip():
+        raise Unsupported("no ':' after the key")
+    end = next_line_start(text, content_end(value_node))
+    if end <= colon:
+        raise Unsupported("the value ends before its key")
+    unterminated = end == len(text) and not text.endswith("\n")
+    return Edit(colon + 1, end, op.text if unterminated else op.text + newline)
 
 
 def _in_flow(root: Node, path: Path) -> bool:
@@ -312,11 +347,20 @@ def _replace_in_flow(text: str, node: Node, value: Any, quote: bool) -> Edit:
     raise Unsupported("a block collection in a flow collection")
 
 
-def _to_edit(text: str, root: Node, op: Op, style: Style, newline: str, quote: bool) -> Edit:
+def _to_edit(
+    text: str, root: Node, op: Op, style: Style, newline: str, quote: bool
+) -> Edit | list[Edit]:
     if isinstance(op, SetValue):
         node = resolve(root, op.path)
+        spelled = op.text is not None and (op.value is None or op.value in ([], {}))
         if _in_flow(root, op.path):
+            if spelled and op.text:
+                if node.start == node.end:
+                    raise Unsupported("an empty value in a flow collection")
+                return Edit(node.start, node.end, op.text)
             return _replace_in_flow(text, node, op.value, quote)
+        if spelled:
+            return _restore(text, root, op, newline)
         if op.value is None:
             return _clear(text, node)
         if (op.value == [] and isinstance(node, SequenceNode) and node.value) or (
@@ -399,7 +443,8 @@ def edits_for(text: str, root: Node, ops: list[Op], style: Style, newline: str) 
     edits: list[Edit] = []
     for op in ops:
         if not _flow_change(root, op, flow, quote):
-            edits.append(_to_edit(text, root, op, style, newline, quote))
+            edit = _to_edit(text, root, op, style, newline, quote)
+            edits.extend(edit if isinstance(edit, list) else [edit])
     for path, change in flow.items():
         edits.extend(change.edits(text, resolve(root, path), newline))
     return edits

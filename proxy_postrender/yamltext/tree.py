@@ -49,3 +49,24 @@ class SequenceNode(Node):
         self.end = end
         self.value = value
         self.block = block
+
+
+class Spelled(dict):  # type: ignore[type-arg]
+    """A mapping (as data) that holds an empty or null value not written the plain way:
+    ``spelled`` gives, per such key, the exact text of the value (see :func:`spelling`).
+    Equal to the plain dict with the same items."""
+
+    __slots__ = ("spelled",)
+
+    spelled: dict[str, str]
+
+
+def spelling(mapping: object, key: str) -> str | None:
+    """How the input wrote the empty or null value of ``mapping[key]`` when that was not
+    the plain way (None: ``key:``, ``key: []``, ``key: {}``, or not known).
+
+    In a block mapping: the text from just after the key's colon to the end of the line
+    that ends the value (``" null"``, ``" ~  # none"``, ``"\\n    {}"``); in a flow
+    mapping: the value's own text (``~``)."""
+    spelled = getattr(mapping, "spelled", None)
+    return spelled.get(key) if spelled is not None else None
