@@ -254,8 +254,11 @@ def _process_parsed(
             context = _context(segment, index, obj)
             if watch is not None:
                 watch.observe(obj, context)
+            # a Helm hook reads the hooks' copies of the generated objects
+            hook = generated.hook_of(obj)
+            planned = request if hook is None else generated.for_hooks(request)
             try:
-                plan = planners.plan(obj, base, request, envs)
+                plan = planners.plan(obj, base, planned, envs)
             except InputError as exc:
                 raise InputError(exc.message, context) from None
             if watch is not None and isinstance(plan, NodePlan):
@@ -263,7 +266,8 @@ def _process_parsed(
             if plan is None:
                 continue
             doc_ops.extend(plan.ops)
-            reports.append(ObjectReport(context, plan, "splice" if plan.ops else "unchanged"))
+            method = "splice" if plan.ops else "unchanged"
+            reports.append(ObjectReport(context, plan, method, hook))
         changes.append(doc_ops)
     if not any(changes):
         return Outcome(segment.text, reports, 0 if reports else 1)

@@ -7,6 +7,15 @@
 - workloads mount the proxy CA from a ConfigMap in each such namespace
   (``spec.caBundle.workloads``).
 
+A workload that is a Helm hook (``helm.sh/hook``) runs before the release's
+ordinary objects exist (``pre-install``, ``pre-upgrade``), so it reads its own
+copies of the per-namespace objects, named ``<name>-hooks`` and emitted as
+hooks of the phases of the hooks that read them, one weight below the lowest
+of theirs, kept by ``before-hook-creation``. The rule looks at each workload
+alone, so a Helm 4.2 ``separate`` post-render (hooks alone, then templates
+alone) emits each copy in exactly one of its two calls, the same copy as one
+combined call.
+
 Each is marked with the annotation ``proxy-postrender.io/generated``. A re-run
 drops the old copy of what its profile makes (and makes it anew when the
 stream still needs it); ``--remove`` drops every one; an earlier run's object
@@ -17,6 +26,7 @@ name is an error, never a duplicate.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 
 from proxy_postrender import TYPE_CHECKING
@@ -24,8 +34,8 @@ from proxy_postrender.errors import InputError
 from proxy_postrender.nodes.kubeadm import secret_data
 from proxy_postrender.objects import GENERATED, annotations_of, walk_objects
 from proxy_postrender.pods.selection import CA_KEY
-from proxy_postrender.result import Earlier
-from proxy_postrender.structs import Struct
+from proxy_postrender.result import Earlier, Hook
+from proxy_postrender.structs import Struct, replace
 from proxy_postrender.yamltext.read import load_documents
 from proxy_postrender.yamltext.splice import block_lines
 
@@ -41,6 +51,61 @@ NODE_BOOTSTRAP = "node-bootstrap"
 WORKLOAD_CREDENTIALS = "workload-credentials"
 CA_BUNDLE = "ca-bundle"
 
+# Helm's hook annotations, and the suffix of the copies the hooks read
+HOOK = "helm.sh/hook"
+HOOK_WEIGHT = "helm.sh/hook-weight"
+HOOK_DELETE_POLICY = "helm.sh/hook-delete-policy"
+HOOK_COPY = "-hooks"
+# the phases Helm knows, in the order its documentation lists them (an alias mapped)
+_PHASES = (
+    "pre-install",
+    "post-install",
+    "pre-delete",
+    "post-delete",
+    "pre-upgrade",
+    "post-upgrade",
+    "pre-rollback",
+    "post-rollback",
+    "test",
+)
+_PHASE_ALIASES = {"test-success": "test"}
+_WEIGHT = re.compile(r"[+-]?[0-9]+")
+_MAX_NAME = 253  # a Secret's or ConfigMap's name is a DNS subdomain
+
+
+def hook_of(obj: Any) -> Hook | None:
+    """The Helm hook ``obj`` is (None: an ordinary object), read as Helm reads it: the
+    known phases of ``helm.sh/hook``, lower-cased, and ``helm.sh/hook-weight`` as an
+    integer (0 when it is none)."""
+    annotations = annotations_of(obj)
+    value = annotations.get(HOOK)
+    if value is None:
+        return None
+    named = {_PHASE_ALIASES.get(p, p) for p in (x.strip().lower() for x in str(value).split(","))}
+    weight = str(annotations.get(HOOK_WEIGHT) or "").strip()
+    return Hook(
+        tuple(p for p in _PHASES if p in named),
+        int(weight) if _WEIGHT.fullmatch(weight) else 0,
+    )
+
+
+def hook_copy(name: str) -> str:
+    """The name of the hooks' copy of the generated object ``name``."""
+    return name + HOOK_COPY
+
+
+def for_hooks(request: Request) -> Request:
+    """The request a hook workload is planned with: it reads the hooks' copies of the
+    objects the run generates per namespace (the objects it does not generate, as
+    ``request`` names them)."""
+    pods = request.pods
+    secret = request.credential_secret
+    if secret is not None and pods.secret_ref == secret.name:
+        pods = replace(pods, secret_ref=hook_copy(secret.name))
+    if request.ca_pem is not None and pods.ca is not None:
+        pods = replace(pods, ca=replace(pods.ca, config_map=hook_copy(pods.ca.config_map)))
+    return request if pods is request.pods else replace(request, pods=pods)
+
 
 class Made(Struct, frozen=True):
     """One object the run emits."""
@@ -52,6 +117,7 @@ class Made(Struct, frozen=True):
     body: dict[str, Any]  # what follows metadata
     labels: dict[str, str] | None = None
     taken: str = ""  # the end of the message when the stream holds the object already
+    hook: Hook | None = None  # emitted as this Helm hook
 
     def document(self) -> dict[str, Any]:
         metadata: dict[str, Any] = {"name": self.name}
@@ -59,7 +125,11 @@ class Made(Struct, frozen=True):
             metadata["namespace"] = self.namespace
         if self.labels is not None:
             metadata["labels"] = self.labels
-        metadata["annotations"] = {GENERATED: self.made_by}
+        annotations = metadata["annotations"] = {GENERATED: self.made_by}
+        if self.hook is not None:
+            annotations[HOOK] = ",".join(self.hook.phases)
+            annotations[HOOK_WEIGHT] = str(self.hook.weight)
+            annotations[HOOK_DELETE_POLICY] = "before-hook-creation"
         return {"apiVersion": "v1", "kind": self.kind, "metadata": metadata, **self.body}
 
 
@@ -151,17 +221,40 @@ def _per_namespace(result: Result, request: Request) -> list[Made]:
     if not wanted:
         return []
     default = request.pods.namespace
-    namespaces = list({ns or default: None for ns in result.workload_namespaces})
+    ordinary = list({ns or default: None for ns in result.workload_namespaces})
+    hooks: dict[str | None, Hook] = {}
+    for ns, hook in result.hook_namespaces.items():
+        if hook.phases:  # a hook of no phase Helm knows never runs
+            known = hooks.get(ns or default)
+            hooks[ns or default] = hook if known is None else known.joined(hook)
     made = []
     for kind, name, made_by, body, taken in wanted:
-        if None in namespaces and len(namespaces) > 1:
-            others = ", ".join(str(n) for n in namespaces if n)
+        _one_namespace_form(kind, name, ordinary)
+        made += [Made(kind, name, ns, made_by, body, taken=taken) for ns in ordinary]
+        copy = hook_copy(name)
+        if hooks and len(copy) > _MAX_NAME:
             raise InputError(
-                f"some workloads have no namespace and others are in {others}: pass "
-                f"--namespace so that the {kind} {name} is emitted once per namespace"
+                f"the {kind} the hooks read would be named {copy}, longer than "
+                f"{_MAX_NAME} characters: pick a shorter name"
             )
-        made += [Made(kind, name, ns, made_by, body, taken=taken) for ns in namespaces]
+        _one_namespace_form(kind, copy, list(hooks))
+        for ns, hook in hooks.items():
+            # created before the hooks that read it, and kept for the release's later hooks
+            phases = tuple(p for p in _PHASES if p in hook.phases)
+            first = Hook(phases, hook.weight - 1)
+            made.append(Made(kind, copy, ns, made_by, body, taken=taken, hook=first))
     return made
+
+
+def _one_namespace_form(kind: str, name: str, namespaces: list[str | None]) -> None:
+    """Fail when some of ``namespaces`` are None (no namespace, no --namespace) and
+    others named: the object might then be emitted twice in one namespace."""
+    if None in namespaces and len(namespaces) > 1:
+        others = ", ".join(str(n) for n in namespaces if n)
+        raise InputError(
+            f"some workloads have no namespace and others are in {others}: pass "
+            f"--namespace so that the {kind} {name} is emitted once per namespace"
+        )
 
 
 def _existing(out: Output, names: set[str]) -> set[tuple[str, str | None, str]]:
@@ -225,13 +318,17 @@ def makes(request: Request, found: Earlier) -> bool:
         )
     if found.made_by == WORKLOAD_CREDENTIALS:
         secret = request.credential_secret
-        return found.kind == "Secret" and secret is not None and secret.name == found.name
+        return (
+            found.kind == "Secret"
+            and secret is not None
+            and found.name in (secret.name, hook_copy(secret.name))
+        )
     if found.made_by == CA_BUNDLE:
         ca = request.pods.ca
         return (
             found.kind == "ConfigMap"
             and ca is not None
             and request.ca_pem is not None
-            and ca.config_map == found.name
+            and found.name in (ca.config_map, hook_copy(ca.config_map))
         )
     return False

@@ -60,10 +60,23 @@ class Earlier(Struct, frozen=True):
         return f"{self.kind} {self.namespace + '/' if self.namespace else ''}{self.name}"
 
 
+class Hook(Struct, frozen=True):
+    """A Helm hook: the phases of its ``helm.sh/hook`` annotation and its weight."""
+
+    phases: tuple[str, ...]
+    weight: int = 0
+
+    def joined(self, other: Hook) -> Hook:
+        """A hook that runs before both: every phase of either, the lower weight."""
+        phases = (*self.phases, *(p for p in other.phases if p not in self.phases))
+        return Hook(phases, min(self.weight, other.weight))
+
+
 class ObjectReport(Struct):
     context: DocumentContext
     plan: Plan
     method: str  # "unchanged" | "splice" | "roundtrip"
+    hook: Hook | None = None  # the object is a Helm hook
 
 
 class Outcome(Struct):
@@ -86,6 +99,8 @@ class Result(Struct):
     # the namespaces of the workloads that now read the per-namespace objects, in order
     # (None: the default namespace)
     workload_namespaces: dict[str | None, None] = field(default_factory=dict)
+    # the same for Helm hook workloads, with the phases and lowest weight of those hooks
+    hook_namespaces: dict[str | None, Hook] = field(default_factory=dict)
     # the Secrets node bootstrap reads: (the object's report, the Secret, what it holds)
     node_secrets: list[tuple[ObjectReport, SecretRef, Env]] = field(default_factory=list)
     # objects earlier runs generated: dropped (made anew where still needed), kept
@@ -113,7 +128,12 @@ class Result(Struct):
             self.objects.append(report)
         plan = report.plan
         if plan.reads_namespace_objects():
-            self.workload_namespaces[report.context.namespace] = None
+            namespace, hook = report.context.namespace, report.hook
+            if hook is None:
+                self.workload_namespaces[namespace] = None
+            else:
+                known = self.hook_namespaces.get(namespace)
+                self.hook_namespaces[namespace] = hook if known is None else known.joined(hook)
         secret = plan.node_secret()
         if secret is not None:
             self.node_secrets.append((report, *secret))

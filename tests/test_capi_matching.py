@@ -79,7 +79,10 @@ def test_two_clusters_of_that_name_leave_the_reference_unresolved() -> None:
         *_workers("MachineDeployment", "c1"),
     ]
     labels, how = _match(objects)
-    assert labels == [] and how == "referenced by MachineDeployment c1-md-0"
+    assert labels == [] and how == (
+        "referenced by MachineDeployment c1-md-0, whose Cluster is not resolved "
+        "(--namespace, cluster.x-k8s.io/cluster-name)"
+    )
     labels, _ = _match(objects, namespace="ns2")
     assert labels == ["Cluster ns2/c1"]
 
@@ -100,6 +103,20 @@ def test_a_label_on_an_object_without_a_namespace_finds_the_cluster_of_that_name
     }
     labels, how = _match([*objects, template])
     assert labels == ["Cluster ns2/c2"] and "label" in how
+
+
+def test_a_stream_without_a_cluster_says_so() -> None:
+    """The hooks' half of a split post-render call (or a fragment) holds no Cluster: the
+    node objects get the profile's NO_PROXY only, and the report says why."""
+    owner, template = _workers("MachineDeployment", "c1")
+    assert _match([template]) == (
+        [],
+        "the stream holds no Cluster (its networks are not in NO_PROXY)",
+    )
+    assert _match([owner, template]) == (
+        [],
+        "referenced by MachineDeployment c1-md-0, whose Cluster is not in the stream",
+    )
 
 
 def test_the_workers_nodes_get_the_cluster_cidrs_end_to_end() -> None:

@@ -220,3 +220,104 @@ def test_helm4_and_helm3_agree_on_workload_env(helm3: str, helm4_home: dict[str,
             }
         )
     assert envs[0] == envs[1]
+
+
+# Helm hooks and generated objects: the profile of the golden case hooks-generated
+# (createSecret and caBundle.workloads), on the demo chart whose pre-install Job is a hook.
+HOOKS_PROFILE = FIXTURES / "golden" / "hooks-generated" / "profile.yaml"
+
+
+def _sections(dry_run: str) -> tuple[str, str]:
+    """The HOOKS and MANIFEST sections of ``helm install --dry-run`` output."""
+    hooks = dry_run.split("HOOKS:", 1)[1].split("MANIFEST:", 1)[0]
+    return hooks, dry_run.split("MANIFEST:", 1)[1].split("NOTES:", 1)[0]
+
+
+def test_helm4_creates_the_hooks_copies_before_the_hook_job(helm4_home: dict[str, str]) -> None:
+    proc = helm4(
+        helm4_home,
+        "install",
+        "rel",
+        str(CHART),
+        "--dry-run=client",
+        *PLUGIN,
+        f"--post-renderer-args={HOOKS_PROFILE}",
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    hooks, manifest = _sections(proc.stdout.decode())
+    # Helm lists the copies as hooks, before the Job, one weight below it
+    order = [d["metadata"]["name"] for d in libyaml.load_data(hooks) if d]
+    assert order == ["proxy-credentials-hooks", "proxy-ca-bundle-hooks", "rel-demo-migrate"]
+    by_name = {d["metadata"]["name"]: d for d in libyaml.load_data(hooks) if d}
+    for name in ("proxy-credentials-hooks", "proxy-ca-bundle-hooks"):
+        annotations = by_name[name]["metadata"]["annotations"]
+        assert annotations["helm.sh/hook"] == "pre-install"
+        assert annotations["helm.sh/hook-weight"] == "-6"  # the Job's is -5
+        assert annotations["helm.sh/hook-delete-policy"] == "before-hook-creation"
+    job = str(by_name["rel-demo-migrate"])
+    assert "proxy-credentials-hooks" in job and "proxy-ca-bundle-hooks" in job
+    # the release's own objects read the ordinary copies, part of the release manifest
+    names = [d["metadata"]["name"] for d in libyaml.load_data(manifest) if d]
+    assert "proxy-credentials" in names and "proxy-ca-bundle" in names
+    assert not any(n.endswith("-hooks") for n in names) and "-hooks" not in manifest
+
+
+def test_helm3_sends_no_hooks_so_makes_no_hook_copies(helm3: str) -> None:
+    proc = helm3_render(helm3, "--post-renderer-args", str(HOOKS_PROFILE))
+    assert proc.returncode == 0, proc.stderr.decode()
+    out = proc.stdout.decode()
+    assert "-hooks" not in out and "name: proxy-credentials" in out
+    for doc in libyaml.load_data(out):
+        if doc and is_hook(doc):  # appended by Helm after the post-renderer: untouched
+            assert "proxy-credentials" not in str(doc)
+
+
+CAPTURE_PLUGIN = """\
+apiVersion: v1
+type: postrenderer/v1
+name: capture
+version: 0.1.0
+runtime: subprocess
+runtimeConfig:
+  platformCommand:
+    - command: /bin/sh
+      args: ["-c", "tee \\"$PROXY_TEST_CAPTURE\\""]
+"""
+
+
+def test_split_post_render_of_a_real_helm4_stream(
+    helm4_home: dict[str, str], tmp_path: Path
+) -> None:
+    """Helm 4.2 ``separate`` (Flux 2.9 ``postRenderStrategy: separate``) sends the hooks
+    alone, then the templates alone, in the form Helm 4.1 sends the whole: taken here from
+    a real render, split, and each part given to the tool."""
+    from tests.test_hooks import assert_references_resolve, generated, objects, split
+
+    plugin = tmp_path / "capture"
+    plugin.mkdir()
+    (plugin / "plugin.yaml").write_text(CAPTURE_PLUGIN)
+    home = {**helm4_home, "PROXY_TEST_CAPTURE": str(tmp_path / "stdin.yaml")}
+    proc = helm4(home, "plugin", "install", str(plugin))
+    assert proc.returncode == 0, proc.stderr.decode()
+    proc = helm4(home, "template", "rel", str(CHART), "--post-renderer", "capture")
+    assert proc.returncode == 0, proc.stderr.decode()
+    sent = (tmp_path / "stdin.yaml").read_text()
+    assert "postrenderer.helm.sh/postrender-filename" in sent
+    hooks, templates = split(sent)
+    assert "rel-demo-migrate" in hooks and "rel-demo-migrate" not in templates
+    script = console_script()
+    parts = []
+    for part in (hooks, templates):
+        done = run([script, str(HOOKS_PROFILE)], stdin=part.encode())
+        assert done.returncode == 0, done.stderr.decode()
+        parts.append(done.stdout.decode())
+        assert_references_resolve(parts[-1])
+        again = run([script, str(HOOKS_PROFILE)], stdin=done.stdout)
+        assert again.stdout == done.stdout
+        assert run([script, "--remove"], stdin=done.stdout).stdout.decode() == part
+    made = generated(parts[0]) + generated(parts[1])
+    assert len(made) == len(set(made)) == 4
+    # the same objects as the combined call Helm 4.1 makes
+    whole = run([script, str(HOOKS_PROFILE)], stdin=sent.encode()).stdout.decode()
+    assert len(objects(whole)) == len(objects(parts[0])) + len(objects(parts[1]))
+    assert sorted(generated(whole)) == sorted(made)

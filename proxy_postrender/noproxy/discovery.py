@@ -179,6 +179,10 @@ class ClusterIndex(Struct):
         if nets or (referrers and len(self.clusters) != 1):
             by = sorted(set(referrers.values()))
             how = "ClusterClass of " if _is_capi(obj, "ClusterClass") else "referenced by "
+            if not nets and not self.clusters:  # e.g. the hooks' half of a split call
+                by[-1] += ", whose Cluster is not in the stream"
+            elif not nets:
+                by[-1] += f", whose Cluster is not resolved (--namespace, {CLUSTER_NAME_LABEL})"
             return nets, how + ", ".join(by)
         # an object without a namespace lands in whichever namespace it is applied to
         candidates = [k for k in self.clusters if not namespace or k[0] == namespace]
@@ -189,7 +193,9 @@ class ClusterIndex(Struct):
             return [], "no Cluster of the stream is matched to it (label it with " + (
                 f"{CLUSTER_NAME_LABEL})"
             )
-        return [], None
+        # never silent: a split post-render call (Helm 4.2, Flux 2.9 "separate") may carry
+        # the Cluster in the other part, and a template fragment carries none
+        return [], "the stream holds no Cluster (its networks are not in NO_PROXY)"
 
 
 def _cluster_key(clusters: Mapping[Key, Any], namespace: str, name: str) -> Key:
