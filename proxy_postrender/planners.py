@@ -53,4 +53,7 @@ def plan(obj: Mapping[str, Any], base: Path, request: Request, envs: Environment
     settings = planner.settings(request)
     if settings is None and not request.removing:
         return None
-    return planner.plan(obj, base, target, envs.for_object(obj, planner.scope), settings)
+    made = planner.plan(obj, base, target, envs.for_object(obj, planner.scope), settings)
+    if isinstance(made, kubeadm.NodePlan):
+        kubeadm.check_inline_password(made, request.nodes)
+    return made

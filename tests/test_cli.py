@@ -241,7 +241,7 @@ def test_recursive_alias_is_refused() -> None:
 def test_diff_shows_the_change_with_credentials_masked() -> None:
     pod = b"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a\n"
     proc = run_cli(["--http-proxy", "http://u:s3cret@p:1", "--diff"], pod)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr  # changes (tests/test_diff_exit.py)
     text = proc.stdout.decode()
     assert text.startswith("--- manifests\n+++ manifests (proxy-postrender)\n@@ ")
     assert "+    - name: HTTP_PROXY\n" in text and "http://***@p:1" in text
@@ -256,7 +256,7 @@ def test_diff_masks_credentials_in_every_form_the_tool_writes() -> None:
 
     case = GOLDEN / "capi-credentials"
     proc = run_cli(["profile.yaml", "--diff"], (case / "input.yaml").read_bytes(), cwd=case)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr
     text = proc.stdout.decode()
     assert 'Environment="HTTP_PROXY=http://***@proxy.corp.example:3128"' in text
     for secret in ("p%40ss", "p%%40ss", "p@ss", "build:"):
@@ -267,7 +267,7 @@ def test_diff_keeps_bytes_and_marks_a_missing_final_newline() -> None:
     pod = b"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a"
     bad = b"# caf\xe9\n---\n" + pod
     proc = run_cli(["--http-proxy", "http://p:1", "--diff"], bad)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr
     assert b"\\ No newline at end of file\n" in proc.stdout
 
 
@@ -357,7 +357,7 @@ def test_diff_is_a_unified_diff_of_the_whole_stream(case: Case) -> None:
     diff of the stream, with the stream's line numbers (cases without credentials: with
     them the diff shows them masked)."""
     proc = run_cli(["--diff", *case.args], case.input, cwd=case.path)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == (1 if proc.stdout else 0), proc.stderr
     expected = case.expected_path.read_bytes().decode("utf-8-sig", "surrogateescape")
     before = case.input.decode("utf-8-sig", "surrogateescape")
     assert _apply(before, proc.stdout.decode("utf-8", "surrogateescape")) == expected
@@ -377,3 +377,98 @@ def test_proxy_values_from_the_environment_and_flags_win() -> None:
     assert b"http://flag:2" in flag.stdout and b"http://env:1" not in flag.stdout
     noproxy = run_cli(["noproxy"], b"", env=env)
     assert b"from-env.example" in noproxy.stdout
+
+
+# --- issue 19, item 4: spec.credentials.secretRef without Cluster API --------------------
+
+_SECRET_REF_PROFILE = (
+    "apiVersion: proxy-postrender.io/v1alpha1\nkind: ProxyProfile\nmetadata:\n  name: s\n"
+    "spec:\n  httpProxy: http://build:Pw-sr-MARKER@proxy.corp.example:3128\n"
+    "  credentials:\n    secretRef: proxy-credentials\n"
+)
+_INLINE_NODES = "would write it in clear into this object's node bootstrap"
+
+
+def _secret_ref_profile(tmp_path: Path, extra: str = "") -> Path:
+    path = tmp_path / "secret-ref.yaml"
+    path.write_text(_SECRET_REF_PROFILE + extra)
+    return path
+
+
+@pytest.mark.parametrize(
+    "stream",
+    [b"", DEPLOYMENT, (GOLDEN / "cred-secret-ref-no-capi" / "input.yaml").read_bytes()],
+    ids=["empty", "chart", "cluster-only"],
+)
+def test_secret_ref_needs_no_node_secret_mode_without_kubeadm_objects(
+    tmp_path: Path, stream: bytes
+) -> None:
+    """spec.nodes at its defaults (credentials: inline): nothing would write the password
+    into a node's bootstrap, so the profile is fine (it was refused with exit 2 before,
+    even for empty input)."""
+    proc = run_cli([str(_secret_ref_profile(tmp_path))], stream)
+    assert proc.returncode == 0, proc.stderr
+    assert b"Pw-sr-MARKER" not in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("case", "kind"),
+    [
+        ("capi-v1beta1", "KubeadmControlPlane"),
+        ("capi-clusterclass", "ClusterClass"),
+        ("capi-windows", "KubeadmConfigTemplate"),
+    ],
+)
+def test_secret_ref_refuses_a_kubeadm_object_that_would_get_the_password(
+    tmp_path: Path, case: str, kind: str
+) -> None:
+    stream = (GOLDEN / case / "input.yaml").read_bytes()
+    proc = run_cli([str(_secret_ref_profile(tmp_path))], stream)
+    assert proc.returncode == 1 and proc.stdout == b""
+    line = proc.stderr.decode()
+    assert line.count("\n") == 1 and f", {kind} " in line and _INLINE_NODES in line
+    assert "set spec.nodes.credentials: secret" in line and "Pw-sr-MARKER" not in line
+    diff = run_cli([str(_secret_ref_profile(tmp_path)), "--diff"], stream)
+    assert diff.returncode == 3 and _INLINE_NODES in diff.stderr.decode()
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        "  nodes:\n    credentials: secret\n",
+        "  nodes:\n    enabled: false\n",
+    ],
+    ids=["secret-mode", "nodes-off"],
+)
+def test_secret_ref_with_kubeadm_objects_passes_when_nodes_keep_it_out(
+    tmp_path: Path, extra: str
+) -> None:
+    stream = (GOLDEN / "capi-v1beta1" / "input.yaml").read_bytes()
+    proc = run_cli([str(_secret_ref_profile(tmp_path, extra))], stream)
+    assert proc.returncode == 0, proc.stderr
+    holding = [d for d in proc.stdout.decode().split("\n---\n") if "Pw-sr-MARKER" in d]
+    # only the node Secret that secret mode emits (nodes.createSecret) holds the password
+    assert all("\nkind: Secret\n" in d for d in holding)
+
+
+def test_secret_ref_without_a_password_or_when_removing_passes(tmp_path: Path) -> None:
+    stream = (GOLDEN / "capi-v1beta1" / "input.yaml").read_bytes()
+    plain = tmp_path / "plain.yaml"
+    plain.write_text(_SECRET_REF_PROFILE.replace("build:Pw-sr-MARKER@", ""))
+    assert run_cli([str(plain)], stream).returncode == 0
+    injected = run_cli([str(SHARED_PROFILE)], stream).stdout
+    removed = run_cli([str(_secret_ref_profile(tmp_path)), "--remove"], injected)
+    assert removed.returncode == 0, removed.stderr
+    assert removed.stdout == stream
+
+
+def test_the_schema_accepts_secret_ref_without_node_secret_mode() -> None:
+    import json
+
+    import jsonschema
+    from ruamel.yaml import YAML
+
+    from proxy_postrender.profile import schema
+
+    profile = YAML(typ="safe").load(_SECRET_REF_PROFILE)
+    jsonschema.validate(profile, json.loads(schema.text()))

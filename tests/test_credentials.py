@@ -50,12 +50,13 @@ def test_bad_credentials_sections(tmp_path: Path, body: str, message: str) -> No
     assert message in str(info.value)
 
 
-def test_secret_ref_with_inline_node_credentials_is_refused(tmp_path: Path) -> None:
+def test_secret_ref_with_inline_node_credentials_loads(tmp_path: Path) -> None:
+    """Issue 19, item 4: the profile is fine; a stream with kubeadm objects is refused
+    (tests/test_cli.py::test_secret_ref_refuses_a_kubeadm_object_that_would_get_the_password)."""
     body = "  credentials:\n    secretRef: s\n"
     path = tmp_path / "p.yaml"
     path.write_text(HEAD.replace("http://proxy:3128", "http://u:pw@proxy:3128") + body)
-    with pytest.raises(ProfileError, match=r"spec\.nodes\.credentials: secret"):
-        loader.load(str(path), environ={})
+    assert loader.load(str(path), environ={}).credentials.secret_ref == "s"
 
 
 def test_inline_credentials_are_reported(tmp_path: Path) -> None:

@@ -289,6 +289,6 @@ def test_a_password_with_a_quote_is_masked_in_diffs_of_export_lines() -> None:
     """shlex.quote writes a quote as '"'"' (export lines, env files): masked too."""
     url = "http://build:it's-s3cr3t@proxy.corp.example:3128"
     proc = run_cli(["--http-proxy", url, "--diff"], CAPI_V1BETA1.encode())
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr
     assert b"export HTTP_PROXY=" in proc.stdout
     assert b"s3cr3t" not in proc.stdout

@@ -481,7 +481,7 @@ def _exported(kind_name: str) -> str:
 
 
 def test_noproxy_prints_one_value_per_scope_and_matches_what_is_written() -> None:
-    proc = run_cli(["noproxy", str(SHARED_PROFILE)], TWO_CLUSTERS)
+    proc = run_cli(["noproxy", str(SHARED_PROFILE), "--stream", "-"], TWO_CLUSTERS)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.decode().splitlines()
     assert [line.split(": ")[0] for line in lines] == [
@@ -493,7 +493,8 @@ def test_noproxy_prints_one_value_per_scope_and_matches_what_is_written() -> Non
     assert lines[1].split(": ", 1)[1] == _exported("alpha-control-plane")
     assert lines[2].split(": ", 1)[1] == _exported("beta-control-plane")
     one = run_cli(
-        ["noproxy", "--profile", str(SHARED_PROFILE), "--cluster", "team-b/beta"], TWO_CLUSTERS
+        ["noproxy", "--profile", str(SHARED_PROFILE), "--cluster", "team-b/beta", "--stream", "-"],
+        TWO_CLUSTERS,
     )
     assert one.stdout.decode() == _exported("beta-control-plane") + "\n"
 
@@ -509,7 +510,8 @@ def test_noproxy_without_a_profile_uses_the_flags_and_default_presets() -> None:
 
 def test_noproxy_explain_names_every_source() -> None:
     proc = run_cli(
-        ["noproxy", str(SHARED_PROFILE), "--explain", "--cluster", "alpha"], TWO_CLUSTERS
+        ["noproxy", str(SHARED_PROFILE), "--explain", "--cluster", "alpha", "--stream", "-"],
+        TWO_CLUSTERS,
     )
     assert proc.returncode == 0, proc.stderr
     text = proc.stdout.decode()

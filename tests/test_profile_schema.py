@@ -311,12 +311,6 @@ INVALID_PROFILES: list[tuple[str, str, str, str | None]] = [
         "the URL has a user already",
         None,
     ),
-    (
-        "secret-ref-inline-nodes",
-        "  httpsProxy: http://u:pw@proxy:3128\n  credentials:\n    secretRef: s\n",
-        "spec.nodes.credentials: secret",
-        None,
-    ),
     ("variable-unset", "  httpsProxy: http://u:${NOPE}@proxy:1\n", "NOPE is not set", ENVIRONMENT),
     ("ca-pem", "  caBundle: {pem: 'not a certificate'}\n", "no PEM certificate", None),
     ("ca-file", "  caBundle: {file: missing.pem}\n", "cannot read", FILES),

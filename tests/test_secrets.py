@@ -82,7 +82,7 @@ def test_every_error_path_keeps_the_password_out(
 
 def test_diff_noproxy_and_krm_results_keep_it_out(profile: Path) -> None:
     diff = run_cli([str(profile), "--diff"], POD)
-    assert diff.returncode == 0
+    assert diff.returncode == 1  # changes
     _clean(diff.stdout, diff.stderr)
     for args in (
         ["noproxy", str(profile), "--explain"],
@@ -198,7 +198,7 @@ def test_diff_masks_a_password_with_quotes_in_every_writer(stream: bytes) -> Non
     """Finding 2: the diff shows a run made with masked values, so every escaper (shell,
     systemd, YAML, PowerShell, each inside another) writes the mask, not the password."""
     proc = run_cli(["--http-proxy", QUOTED_URL, "--https-proxy", QUOTED_URL, "--diff"], stream)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr
     shown = proc.stdout.decode() + "".join(_payloads(proc.stdout.decode()))
     assert "\n+" in shown and "***@proxy.corp.example" in shown
     assert "S3cret" not in shown and b"S3cret" not in proc.stderr
@@ -211,7 +211,7 @@ def test_diff_of_a_rotated_password_masks_the_old_one_too() -> None:
     injected = run_cli(["--http-proxy", old], capi).stdout
     assert b"0ldS3cret" in injected
     proc = run_cli(["--http-proxy", QUOTED_URL, "--diff"], injected)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr
     assert b"\n-" in proc.stdout and b"\n+" in proc.stdout
     assert b"0ldS3cret" not in proc.stdout and b"S3cret" not in proc.stdout
 

@@ -157,6 +157,11 @@ class Hunks:
         if self._hunk is not None:
             self._close()
 
+    @property
+    def written(self) -> bool:
+        """Whether a hunk was written (the run changes something)."""
+        return self._written
+
     def _close(self) -> None:
         assert self._hunk is not None
         trailing = self._tail[:CONTEXT]
@@ -196,9 +201,10 @@ def masked_diff(
     *,
     memory_limit: int | None = None,
     keep_objects: bool = False,
-) -> Result:
+) -> tuple[Result, bool]:
     """Write into ``out`` the diff of the stream in ``kept`` and what ``request`` makes of
-    it, showing what ``masked`` makes; the real run's result. Errors are the real run's."""
+    it, showing what ``masked`` makes; the real run's result, and whether the diff has a
+    hunk (the run changes something). Errors are the real run's."""
     from proxy_postrender import engine
 
     real_at, masked_at = _Positions(kept.segments), _Positions(kept.segments)
@@ -227,4 +233,4 @@ def masked_diff(
         ):
             compare(hunks, before, after, display)
         hunks.finish()
-    return result
+    return result, hunks.written

@@ -110,7 +110,9 @@ OPTIONS = (
         "show_diff",
         "flag",
         None,
-        "Print a unified diff of what would change (credentials masked) instead of manifests.",
+        "Print a unified diff of what would change (credentials masked) instead of "
+        "manifests. Exit 0: nothing to change, 1: changes, 2: bad usage or profile, "
+        "3: bad input (as git diff --exit-code).",
     ),
     Option(
         "--report", "report", "optional", "[FILE]", "Summarise the changes on stderr (or in FILE)."

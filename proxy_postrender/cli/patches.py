@@ -6,6 +6,11 @@ module writes one strategic-merge patch per changed workload, targeted by
 group, version, kind, name and namespace: the tool's annotation and, per container (by
 name, the merge key), the variables the tool owns. Applied to the same
 render, the patches give the same objects as the direct path.
+
+A strategic merge keeps the fields of an env entry that the patch does not name, so an
+entry whose kind changes (the render's ``valueFrom`` overridden by a ``value``, or the
+reverse) needs the other field set to null in the patch; every other entry carries
+only what the tool wrote.
 """
 
 from __future__ import annotations
@@ -40,11 +45,44 @@ def _merge(into: dict[str, Any], other: Mapping[str, Any]) -> None:
             into[key] = value
 
 
-def _exclusive(item: Mapping[str, Any]) -> dict[str, Any]:
-    """The entry, with the other of value/valueFrom set to null: a merge keeps fields
-    the patch does not mention, and an entry with both is invalid."""
+Identity = tuple[str, str, str, str]
+
+
+def identity(obj: Mapping[str, Any]) -> Identity:
+    """Group, kind, namespace and name: how a render's object and its patch are paired."""
+    metadata = obj.get("metadata")
+    meta = metadata if isinstance(metadata, Mapping) else {}
+    return (
+        api_group(obj.get("apiVersion")),
+        str(obj.get("kind")),
+        str(meta.get("namespace") or ""),
+        str(meta.get("name") or ""),
+    )
+
+
+def _env_entries(spec: Any, list_key: str, container_name: Any) -> dict[Any, Mapping[str, Any]]:
+    """The env entries, by name, of one container of a pod spec (none when it is absent)."""
+    if not isinstance(spec, Mapping):
+        return {}
+    for container in spec.get(list_key) or []:
+        if isinstance(container, Mapping) and container.get("name") == container_name:
+            env = container.get("env")
+            return (
+                {e.get("name"): e for e in env if isinstance(e, Mapping)}
+                if isinstance(env, list)
+                else {}
+            )
+    return {}
+
+
+def _exclusive(item: Mapping[str, Any], before: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The entry; when the render's entry of that name holds the other of value/valueFrom,
+    that field set to null too: a merge keeps fields the patch does not mention, and an
+    entry with both is invalid."""
     other = "valueFrom" if "value" in item else "value"
-    return {**item, other: None}
+    if before is not None and before.get(other) is not None:
+        return {**item, other: None}
+    return dict(item)
 
 
 def _named(items: Any) -> list[Any]:
@@ -52,7 +90,7 @@ def _named(items: Any) -> list[Any]:
     return [i for i in items or [] if isinstance(i, Mapping) and i.get("name") == CA_VOLUME]
 
 
-def _patch(obj: Mapping[str, Any]) -> dict[str, Any] | None:
+def _patch(obj: Mapping[str, Any], original: Mapping[str, Any] | None) -> dict[str, Any] | None:
     owned = workloads.parse_entries(Record.read(obj, workloads.ANNOTATION).entries)
     if not owned:
         return None
@@ -75,8 +113,13 @@ def _patch(obj: Mapping[str, Any]) -> dict[str, Any] | None:
             for container in spec.get(list_key) or []:
                 names = owned.get(container.get("name"), set())
                 entry: dict[str, Any] = {"name": container["name"]}
+                before = _env_entries(
+                    workloads.pod_spec_at(original, spec_path) if original else None,
+                    list_key,
+                    container["name"],
+                )
                 env = [
-                    _exclusive(item)
+                    _exclusive(item, before.get(item.get("name")))
                     for item in container.get("env") or []
                     if item.get("name") in names
                 ]
@@ -95,14 +138,20 @@ def _patch(obj: Mapping[str, Any]) -> dict[str, Any] | None:
     return body
 
 
-def flux_patches(stream_text: str) -> list[dict[str, Any]]:
-    """The ``patches`` list of a HelmRelease's kustomize post-renderer."""
+def flux_patches(stream_text: str, render_text: str = "") -> list[dict[str, Any]]:
+    """The ``patches`` list of a HelmRelease's kustomize post-renderer, for the injected
+    ``stream_text``; ``render_text`` is the render the patches apply to (or the documents
+    of it that hold env values), where an entry the tool changed from ``value`` to
+    ``valueFrom`` or back is found."""
+    render = {
+        identity(obj): obj for doc in libyaml.load_data(render_text) for _, obj in walk_objects(doc)
+    }
     result = []
     for doc in libyaml.load_data(stream_text):
         for _, obj in walk_objects(doc):
             if not BUILT_IN.paths(obj, PODS):
                 continue
-            body = _patch(obj)
+            body = _patch(obj, render.get(identity(obj)))
             if body is None:
                 continue
             group = api_group(obj.get("apiVersion"))

@@ -33,6 +33,11 @@ if TYPE_CHECKING:
     from proxy_postrender.yamltext.spool import Output
 
 EXIT_INTERRUPTED = 130  # as a shell reports SIGINT
+# --diff exits as `git diff --exit-code` and diff(1): 0 no change, 1 changes, 2 and up an
+# error; so the errors that exit 1 otherwise (the stream, the output) exit 3 there, and
+# usage and profile errors keep their 2.
+EXIT_DIFF_CHANGES = 1
+EXIT_DIFF_INPUT = 3
 TTY = "/dev/tty"  # where Helm 4 plugins show errors besides the log (Helm hides stderr)
 # The proxy values from the environment (flags win): the Argo CD plugin passes them
 # so, because arguments show in ps and the environment does not.
@@ -56,6 +61,26 @@ def with_environment(params: Params) -> Params:
         https_proxy=params.https_proxy or environment_value(HTTPS_PROXY_ENV),
         no_proxy=params.no_proxy or environment_value(NO_PROXY_ENV),
     )
+
+
+def flag_password_warnings(http_proxy: str | None, https_proxy: str | None) -> list[str]:
+    """The warning of each proxy flag whose URL carries a password: any user can read a
+    process's arguments with ps (the profile's own warning says so of a file)."""
+    from proxy_postrender.redact import userinfo
+
+    found = []
+    for flag, value, env in (
+        ("--http-proxy", http_proxy, HTTP_PROXY_ENV),
+        ("--https-proxy", https_proxy, HTTPS_PROXY_ENV),
+    ):
+        info = userinfo(value) if value else None
+        if info and info.partition(":")[2]:
+            found.append(
+                f"{flag} holds its credentials inline on the command line, where ps shows "
+                f"them to every user; prefer ${env}, or ${{VAR}} or "
+                "spec.credentials.fromEnv in a profile"
+            )
+    return found
 
 
 def _argv_secrets(args: Sequence[str]) -> Iterator[str]:
@@ -204,9 +229,12 @@ def _quiet_stdout() -> None:
         pass
 
 
-def guard(reporter: Reporter, work: Callable[[], int | None]) -> int:
+def guard(
+    reporter: Reporter, work: Callable[[], int | None], *, input_code: int = EXIT_INPUT
+) -> int:
     """Run a command's work: its exit code, or, on any error, one redacted line through
-    ``reporter`` and SystemExit with the spec's exit code (never a traceback)."""
+    ``reporter`` and SystemExit with the spec's exit code (never a traceback);
+    ``input_code`` replaces the code of input and output errors (``EXIT_INPUT``)."""
     try:
         return work() or 0
     except ProxyPostrenderError as exc:
@@ -240,7 +268,7 @@ def guard(reporter: Reporter, work: Callable[[], int | None]) -> int:
         if os.environ.get("PROXY_POSTRENDER_DEBUG"):
             raise
         code = EXIT_INPUT
-    sys.exit(code)
+    sys.exit(input_code if code == EXIT_INPUT else code)
 
 
 def commit(write: Callable[[BinaryIO], object], reporter: Reporter | None = None) -> None:
@@ -276,24 +304,34 @@ def commit(write: Callable[[BinaryIO], object], reporter: Reporter | None = None
 
 
 def execute(params: Params, reporter: Reporter) -> None:
-    """Run the filter with the main command's parameters; exit non-zero on any error."""
-    params = with_environment(params)
+    """Run the filter with the main command's parameters; exit non-zero on any error
+    (with --diff: ``EXIT_DIFF_CHANGES`` when it shows a change)."""
     reporter.redactor.add_urls((params.http_proxy, params.https_proxy))
     if params.log_file:
         reporter.log_file = params.log_file
-    guard(reporter, lambda: run(params, reporter))
+    notes = flag_password_warnings(params.http_proxy, params.https_proxy)  # argv's only
+    params = with_environment(params)
+    reporter.redactor.add_urls((params.http_proxy, params.https_proxy))
+    input_code = EXIT_DIFF_INPUT if params.show_diff else EXIT_INPUT
+    code = guard(reporter, lambda: run(params, reporter, notes), input_code=input_code)
+    for note in notes:  # after a run that succeeded: an error stays one line
+        reporter.warning(note)
+    if code:
+        sys.exit(code)
 
 
 # --- the filter ------------------------------------------------------------------------
 
 
-def run(params: Params, reporter: Reporter) -> None:
-    """The filter: stdin to stdout (raises ProxyPostrenderError on bad input)."""
+def run(params: Params, reporter: Reporter, notes: Sequence[str] = ()) -> int:
+    """The filter: stdin to stdout (raises ProxyPostrenderError on bad input); the exit
+    code (with --diff: ``EXIT_DIFF_CHANGES`` when the run changes something). ``notes``:
+    warnings about the command line, shown with --report too."""
     from proxy_postrender.cli import krm
     from proxy_postrender.yamltext import stream
 
     path = profile_path(params.profile_arg, params.profile_opt)
-    warnings: list[str] = []  # the profile's, shown with --report
+    warnings: list[str] = list(notes)  # and the profile's, shown with --report
 
     def load(function_config: Mapping[str, Any] | None) -> Profile | None:
         loaded = _load_profile(params, path, function_config, reporter.redactor)
@@ -317,7 +355,7 @@ def run(params: Params, reporter: Reporter) -> None:
                 raise outcome.error
             if outcome.result is not None:
                 _report(reporter, params, outcome.result, warnings, handle)
-            return
+            return 0
         head, source = stream.split(text), iter(())
     loaded = load(None)
     request = _request(loaded, params)
@@ -325,9 +363,10 @@ def run(params: Params, reporter: Reporter) -> None:
         hidden = _masked(loaded)
         # nothing to mask: the diff needs no second run
         masked = request if hidden == loaded else _request(hidden, params, gate=False)
-        _run_diff(head, source, request, masked, params, reporter, warnings)
-    else:
-        _run_filter(head, source, bom, request, params, reporter, warnings)
+        changed = _run_diff(head, source, request, masked, params, reporter, warnings)
+        return EXIT_DIFF_CHANGES if changed else 0
+    _run_filter(head, source, bom, request, params, reporter, warnings)
+    return 0
 
 
 def _run_filter(
@@ -363,14 +402,15 @@ def _run_diff(
     params: Params,
     reporter: Reporter,
     warnings: list[str],
-) -> None:
+) -> bool:
+    """Write the diff; whether it shows a change."""
     from proxy_postrender.cli import diff
     from proxy_postrender.yamltext import spool
 
     with spool.Output(SPOOL_MEMORY) as kept, spool.Output(SPOOL_MEMORY) as shown:
         for segment in itertools.chain(head, source):
             kept.add(segment)
-        result = diff.masked_diff(
+        result, changed = diff.masked_diff(
             kept,
             request,
             masked,
@@ -382,6 +422,7 @@ def _run_diff(
         handle = open_report(params.report)
         commit(shown.copy_to, reporter)
     _report(reporter, params, result, warnings, handle)
+    return changed
 
 
 def _report(

@@ -69,6 +69,8 @@ class NodeSettings(Struct, frozen=True):
     ca_bundle: str | None = None  # PEM of a TLS-intercepting proxy's CA, for the node's trust
     on_conflict: str = "keep"  # when a spec already writes a drop-in path: keep, override, fail
     password: bool = False  # a proxy URL carries user:password (stricter file modes)
+    # spec.credentials.secretRef keeps the password out of the workloads: not in clear here
+    forbid_inline_password: bool = False
 
 
 def secret_ref(obj: Mapping[str, Any], settings: NodeSettings) -> SecretRef:
@@ -101,6 +103,26 @@ def secret_data(settings: NodeSettings, env: Sequence[tuple[str, str]]) -> dict[
     return {
         key: quoting.gate(text, f"the Secret key {key}", lines=True) for key, text in data.items()
     }
+
+
+def check_inline_password(plan: NodePlan, settings: NodeSettings | None) -> None:
+    """Refuse a node object whose bootstrap would get the proxy password in clear while
+    spec.credentials.secretRef keeps it out of the workloads. Checked per object: a
+    stream without kubeadm objects needs no spec.nodes.credentials: secret."""
+    if (
+        settings is None
+        or not settings.forbid_inline_password
+        or plan.secret is not None
+        or plan.skipped
+        or not (plan.files_added or plan.commands)
+    ):
+        return
+    raise InputError(
+        "spec.credentials.secretRef keeps the proxy password out of the workloads, but "
+        "spec.nodes.credentials: inline (the default) would write it in clear into this "
+        "object's node bootstrap: set spec.nodes.credentials: secret "
+        "(or spec.nodes.enabled: false)"
+    )
 
 
 class NodePlan(Plan):

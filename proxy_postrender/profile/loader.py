@@ -237,7 +237,6 @@ def _build(
     on_conflict = build.spec_field("onConflict", fields, origin, ctx)
     strict = build.spec_field("strict", fields, origin, ctx)
     nodes = build.nodes(build.spec_field("nodes", fields, origin, ctx))
-    rules.secret_nodes(credentials.secret_ref, proxies, nodes, origin)
     secret = rules.secret_values(credentials.secret_ref, proxies)
     custom = _targets(fields.get("targets"), f"{spec}.targets", secret)
     workloads = build.workloads(build.spec_field("workloads", fields, origin, ctx), namespace)

@@ -16,7 +16,13 @@ def to_request(
     on_conflict = loaded.on_conflict
     nodes = loaded.nodes
     if nodes is not None:
-        nodes = replace(nodes, on_conflict=on_conflict, password=loaded.has_credentials)
+        nodes = replace(
+            nodes,
+            on_conflict=on_conflict,
+            password=loaded.has_credentials,
+            forbid_inline_password=loaded.has_credentials
+            and loaded.credentials.secret_ref is not None,
+        )
     return Request(
         env=() if remove else tuple(loaded.env_vars()),
         pods=replace(loaded.workloads, on_conflict=on_conflict),

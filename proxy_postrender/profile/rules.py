@@ -16,8 +16,6 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from proxy_postrender.nodes.kubeadm import NodeSettings
-
 # the variables the tool sets itself (either case), which spec.workloads.extraEnv may not
 RESERVED_ENV = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "JAVA_TOOL_OPTIONS")
 
@@ -92,25 +90,10 @@ def a_proxy(proxies: Mapping[str, str | None], origin: str) -> None:
         raise ProfileError(f"{origin}: spec.httpProxy or spec.httpsProxy is required")
 
 
-def secret_nodes(
-    secret_ref: str | None,
-    proxies: Mapping[str, str | None],
-    nodes: NodeSettings | None,
-    origin: str,
-) -> None:
-    """A password kept out of the workloads must not go inline into node bootstrap."""
-    has_credentials = any(userinfo(url) for url in proxies.values() if url)
-    if secret_ref and has_credentials and nodes and nodes.credentials == "inline":
-        raise ProfileError(
-            f"{origin}: spec.credentials.secretRef keeps the password out of the workloads, but "
-            "Cluster API node bootstrap would write it inline: set spec.nodes.credentials: "
-            "secret (or spec.nodes.enabled: false)"
-        )
-
-
 def secret_values(secret_ref: str | None, proxies: Mapping[str, str | None]) -> set[str]:
     """The proxy values (``httpProxy``...) whose credentials spec.credentials.secretRef
-    keeps in a Secret (so out of every manifest: rules.secret_nodes sees to the nodes)."""
+    keeps in a Secret (so out of every manifest: the engine refuses a kubeadm object that
+    node bootstrap would write them into inline, see engine.py)."""
     if not secret_ref:
         return set()
     return {name for name, url in proxies.items() if url and userinfo(url)}

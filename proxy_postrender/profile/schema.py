@@ -284,30 +284,6 @@ _RULES: dict[str, list[dict[str, Any]]] = {
                 }
             },
         },
-        {  # rules.secret_nodes
-            "if": {
-                "required": ["credentials"],
-                "properties": {
-                    "credentials": {
-                        "type": "object",
-                        "required": ["secretRef"],
-                        "properties": {"secretRef": {"type": "string"}},
-                    },
-                },
-                "anyOf": [
-                    {"required": [key], "properties": {key: _USER_IN_URL}}
-                    for key in ("httpProxy", "httpsProxy")
-                ],
-            },
-            "then": {
-                "required": ["nodes"],
-                "properties": {
-                    "nodes": {
-                        "anyOf": [_true("credentials", "secret"), _true("enabled", False)],
-                    }
-                },
-            },
-        },
     ],
     "spec.credentials": [
         {  # rules.credentials

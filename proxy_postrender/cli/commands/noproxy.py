@@ -54,6 +54,21 @@ def _clusters(config: NoProxyConfig, source: str | None) -> list[ClusterNetwork]
     return list(discover_stream(stream.split(text)).clusters.values())
 
 
+def implied_stream() -> str | None:
+    """The stream ``noproxy`` reads without --stream: stdin when it is redirected from a
+    regular file (``< cluster.yaml``: it ends), else none. A terminal, a pipe or a
+    socket is read only when ``--stream -`` asks for it: a CI step's stdin may be a
+    pipe that is never closed, and waiting on it would never end."""
+    import os
+    import stat
+
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (AttributeError, OSError, ValueError):  # no stdin at all, or a closed one
+        return None
+    return "-" if stat.S_ISREG(mode) else None
+
+
 _PROFILE_OPTIONS = [
     click.option("--profile", "profile_opt", metavar="FILE", help="ProxyProfile file."),
     click.option("--profile-name", metavar="NAME", help="Pick one profile from the file."),
@@ -80,7 +95,8 @@ def _profile_options(func: Callable[..., None]) -> Callable[..., None]:
     "--stream",
     "stream_source",
     metavar="FILE",
-    help="Manifests whose Clusters add their networks ('-': stdin; default: stdin unless a tty).",
+    help="Manifests whose Clusters add their networks ('-': stdin, also a pipe; without "
+    "--stream, stdin only when it is redirected from a file).",
 )
 def noproxy_command(
     profile_arg: str | None,
@@ -101,9 +117,7 @@ def noproxy_command(
         config = _no_proxy_config(
             profile_path(profile_arg, profile_opt), profile_name, no_proxy, redactor
         )
-        source = stream_source
-        if source is None and not sys.stdin.isatty():
-            source = "-"
+        source = stream_source if stream_source is not None else implied_stream()
         found = explain_mod.scopes(config, _clusters(config, source))
         if cluster is not None:
             try:

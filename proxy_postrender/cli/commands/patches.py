@@ -61,8 +61,13 @@ def patches_command(
         request = structs.replace(to_request(loaded), nodes=None)
         text, _ = stream.decode(sys.stdin.buffer.read())
         result = engine.process(text, request)
-        patches = patches_mod.to_yaml(patches_mod.flux_patches(_parsed(result.text, ANNOTATION)))
-        warnings = _warnings(text, result.text)
+        injected = _parsed(result.text, ANNOTATION)
+        # "value" also finds "valueFrom": the render's entries a patch may have to null
+        patches = patches_mod.to_yaml(patches_mod.flux_patches(injected, _parsed(text, "value")))
+        warnings = [
+            *runner.flag_password_warnings(http_proxy, https_proxy),
+            *_warnings(text, result.text),
+        ]
         reporter = base.reporter()
         runner.commit(lambda out: out.write(patches.encode("utf-8", "surrogateescape")), reporter)
         for warning in warnings:
