@@ -441,7 +441,10 @@ def edits_for(text: str, root: Node, ops: list[Op], style: Style, newline: str) 
     )
     flow: dict[Path, _FlowChange] = {}
     edits: list[Edit] = []
-    for op in ops:
+    # Where a collection ends, so may the ones around it (an indentless list, the last
+    # value of its mapping): what is added there goes into the innermost first, so the
+    # deepest ops come first (apply_edits keeps that order at one point).
+    for op in sorted(ops, key=lambda op: -len(op.path)):
         if not _flow_change(root, op, flow, quote):
             edit = _to_edit(text, root, op, style, newline, quote)
             edits.extend(edit if isinstance(edit, list) else [edit])
