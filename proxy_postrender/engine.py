@@ -20,7 +20,8 @@ from proxy_postrender import TYPE_CHECKING, generated, planners, verify
 from proxy_postrender.errors import DocumentContext, InputError
 from proxy_postrender.nodes import owners
 from proxy_postrender.nodes.kubeadm import NodePlan
-from proxy_postrender.noproxy.environments import Environments
+from proxy_postrender.noproxy.environments import Environments, with_services_preset
+from proxy_postrender.noproxy.presets import SERVICES
 from proxy_postrender.objects import HELM4_FILENAME, annotations_of, walk_objects
 from proxy_postrender.request import Request
 from proxy_postrender.result import Finding, ObjectReport, Outcome, Result
@@ -68,7 +69,12 @@ def process(text: str, request: Request) -> Result:
 
 
 def needs_two_passes(request: Request) -> bool:
-    """Whether :func:`run` reads the stream twice (the clusters first)."""
+    """Whether :func:`run` reads the stream twice (the clusters, or the Services of the
+    ``services`` preset, first)."""
+    return _discovers_clusters(request) or _services_preset(request)
+
+
+def _discovers_clusters(request: Request) -> bool:
     config = request.no_proxy
     return (
         config is not None
@@ -76,6 +82,11 @@ def needs_two_passes(request: Request) -> bool:
         and request.nodes is not None
         and not request.removing
     )
+
+
+def _services_preset(request: Request) -> bool:
+    config = request.no_proxy
+    return config is not None and SERVICES in config.presets and not request.removing
 
 
 def run(
@@ -94,11 +105,20 @@ def run(
     if request.nodes is not None and not request.removing:
         watch = owners.Watch(request.nodes)
     clusters = None
-    if needs_two_passes(request):
+    if _discovers_clusters(request):
         from proxy_postrender.noproxy.discovery import discover_stream  # lazy: start-up time
 
         clusters = discover_stream(segments(), request.pods.namespace)
-    envs = Environments(request.env, request.no_proxy, clusters)
+    env = request.env
+    if _services_preset(request):
+        from proxy_postrender.noproxy.discovery import discover_services  # lazy: start-up
+
+        assert request.no_proxy is not None
+        services = discover_services(segments(), request.pods.namespace)
+        named = [(service.namespace, service.name) for service in services]
+        env, cost = with_services_preset(env, request.no_proxy, named)
+        result.warnings.append(cost)
+    envs = Environments(env, request.no_proxy, clusters)
     kinds = request.targets.kinds
 
     def consume(outcome: Outcome) -> None:
@@ -129,6 +149,7 @@ def run(
     result.no_proxy_warnings = envs.warnings
     if watch is not None:
         result.findings += [Finding(f.code, f.message, f.context) for f in watch.findings()]
+    result.findings += [Finding(gap.code, gap.message) for gap in envs.gaps()]
     error = result.strict_error() if request.strict else None
     if error is not None:
         raise error

@@ -392,3 +392,46 @@ def discover_stream(segments: Iterable[Segment], namespace: str | None = None) -
                 objects.append(obj)
                 contexts[id(obj)] = _context(segment, index, obj)
     return discover(objects, lambda obj: contexts.get(id(obj)), namespace)
+
+
+class ServiceRef(Struct, frozen=True):
+    """A Service of the stream: where clients reach it by its short names."""
+
+    namespace: str  # "" when the document names none and no --namespace is given
+    name: str
+    port: int | None = None  # its first port, when it names one
+
+
+def _service(obj: Mapping[str, Any], namespace: str) -> ServiceRef | None:
+    if obj.get("kind") != "Service" or obj.get("apiVersion") != "v1":
+        return None
+    namespace, name, _ = _meta(obj, namespace)
+    if not name or _VARIABLE.search(name) or _VARIABLE.search(namespace):
+        return None
+    ports = dig(obj, "spec", "ports")
+    first = dig(ports[0], "port") if isinstance(ports, list) and ports else None
+    port = first if isinstance(first, int) and not isinstance(first, bool) else None
+    return ServiceRef(namespace, name, port)
+
+
+def discover_services(
+    segments: Iterable[Segment], namespace: str | None = None
+) -> tuple[ServiceRef, ...]:
+    """The core Services of a stream, in stream order, each once (for the ``services``
+    preset and ``noproxy check``); only documents whose kind may be a Service are parsed.
+    ``namespace`` is that of the documents without one (--namespace)."""
+    found: dict[tuple[str, str], ServiceRef] = {}
+    for segment in segments:
+        if "Service" not in segment.text or not segment.has_content():
+            continue
+        if len(segment.text) > MAX_PARSED_BYTES:
+            continue
+        kind = segment.sniff_kind()
+        if kind is not None and kind != "Service" and kind not in LIST_KINDS:
+            continue
+        for doc in load_documents(segment.text) or []:
+            for _, obj in walk_objects(doc):
+                service = _service(obj, namespace or "")
+                if service is not None:
+                    found.setdefault((service.namespace, service.name), service)
+    return tuple(found.values())

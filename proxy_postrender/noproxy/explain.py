@@ -4,7 +4,7 @@ and how each client reads it for a set of destinations."""
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from proxy_postrender.noproxy import advice, clients, presets, scope, syntax
 from proxy_postrender.noproxy.clients import Destination
@@ -12,26 +12,42 @@ from proxy_postrender.noproxy.scope import ClusterNetwork, NoProxyConfig
 from proxy_postrender.noproxy.syntax import Sourced
 from proxy_postrender.structs import Struct
 
+ServiceName = tuple[str, str, int | None]  # namespace ("" when unknown), name, first port
+
 
 class Scope(Struct, frozen=True):
     label: str  # "workloads" or "Cluster ns/name"
     networks: tuple[ClusterNetwork, ...]
     entries: tuple[Sourced, ...]
     warnings: tuple[str, ...]
+    notes: tuple[str, ...] = ()  # e.g. what the services preset cost
 
     @property
     def value(self) -> str:
         return syntax.join(item.entry for item in self.entries)
 
 
-def scopes(config: NoProxyConfig, clusters: Sequence[ClusterNetwork]) -> list[Scope]:
-    """The workloads' scope, then one per Cluster of the stream."""
+def scopes(
+    config: NoProxyConfig,
+    clusters: Sequence[ClusterNetwork],
+    services: Sequence[tuple[str, str]] = (),
+) -> list[Scope]:
+    """The workloads' scope, then one per Cluster of the stream; ``services`` are the
+    stream's Services ``(namespace, name)``, for the ``services`` preset (workloads only:
+    nodes do not resolve Service names)."""
     result = []
     for label, nets in [("workloads", ()), *((net.label, (net,)) for net in clusters)]:
         entries = scope.build(config, nets)
+        notes: tuple[str, ...] = ()
+        if not nets and presets.SERVICES in config.presets:
+            entries, note = services_preset(entries, services)
+            notes = (note,)
         warnings = advice.for_list(entries, config, nets)
-        result.append(Scope(label, tuple(nets), tuple(entries), tuple(warnings)))
+        result.append(Scope(label, tuple(nets), tuple(entries), tuple(warnings), notes))
     return result
+
+
+services_preset = presets.resolve_services
 
 
 def pick(found: Sequence[Scope], cluster: str) -> Scope:
@@ -72,20 +88,28 @@ def explain(found: Scope) -> str:
     lines = [f"# NO_PROXY for {found.label}", f"{'entry':<{width}}  source — client notes"]
     for text, sources, remark in rows:
         lines.append(f"{text:<{width}}  {sources}" + (f" — {remark}" if remark else ""))
+    lines += [f"note: {n}" for n in found.notes]
     lines += [f"warning: {w}" for w in found.warnings]
     return "\n".join(lines) + "\n"
 
 
 def default_destinations(
-    config: NoProxyConfig, nets: Sequence[ClusterNetwork]
+    config: NoProxyConfig,
+    nets: Sequence[ClusterNetwork],
+    named: Iterable[ServiceName] = (),
 ) -> list[tuple[Destination, str]]:
-    """The destinations worth checking in any cluster, from what is known of it."""
+    """The destinations worth checking in any cluster, from what is known of it: the
+    apiserver (its three short names and its address), a pod IP, a Service FQDN, the
+    metadata endpoint, then the short names of each Service ``named`` (the stream's)."""
     all_nets = [config.cluster, *nets]
     domain = next((n.domain for n in reversed(all_nets) if n.domain), presets.DEFAULT_DOMAIN)
     services = [cidr for n in all_nets for cidr in n.services]
     pods = [cidr for n in all_nets for cidr in n.pods]
     api = next((a for n in all_nets for a in n.api_server), None)
-    result = [(clients.parse_destination("kubernetes.default.svc:443"), "apiserver Service name")]
+    result = [
+        (clients.parse_destination(f"{name}:443"), "apiserver Service name")
+        for name in service_forms("default", "kubernetes")
+    ]
     if api is None and services:
         api = scope.first_address(services[0])
     if api is not None:
@@ -104,7 +128,53 @@ def default_destinations(
         (clients.parse_destination(f"my-service.my-namespace.svc.{domain}:443"), "a Service FQDN")
     )
     result.append((clients.parse_destination("http://169.254.169.254/"), "cloud metadata"))
+    for namespace, name, port in named:
+        label = f"Service {namespace + '/' if namespace else ''}{name}"
+        for form in service_forms(namespace, name):
+            destination = clients.parse_destination(f"{form}:{port or 443}")
+            if destination not in [d for d, _ in result]:
+                result.append((destination, label))
     return result
+
+
+def service_forms(namespace: str, name: str) -> list[str]:
+    """The names a pod may call a Service by without the cluster domain: ``name``,
+    ``name.namespace``, ``name.namespace.svc`` (only ``name`` when the namespace is
+    unknown)."""
+    if not namespace:
+        return [name]
+    return [name, f"{name}.{namespace}", f"{name}.{namespace}.svc"]
+
+
+def fix_for(value: str, destination: Destination) -> str | None:
+    """The one entry that makes every client go direct to ``destination`` when added to
+    ``value``: ``.svc`` for ``NAME.NAMESPACE.svc``, else the name itself."""
+    host = destination.host
+    candidates = [".svc", host] if host.endswith(".svc") else [host]
+    for entry in candidates:
+        added = f"{value},{entry}" if value else entry
+        if all(clients.decide(added, destination).values()):
+            return entry
+    return None
+
+
+def proxied_names(value: str, rows: Sequence[CheckRow]) -> list[str]:
+    """A line per Service name row (the apiserver's, the stream's) that goes through the
+    proxy for some client: which clients, and the entry that would fix it."""
+    lines = []
+    for row in rows:
+        if not (row.label.startswith("Service ") or row.label == "apiserver Service name"):
+            continue
+        proxied = [c for c in clients.CLIENTS if not row.direct[c]]
+        if not proxied:
+            continue
+        fix = fix_for(value, row.destination)
+        remedy = f"add {fix}" if fix else "no single entry fixes it"
+        lines.append(
+            f"{row.destination.host} ({row.label}): via the proxy for {', '.join(proxied)}; "
+            f"{remedy}"
+        )
+    return lines
 
 
 def _host(address: str) -> str:
@@ -140,5 +210,13 @@ def check_table(value: str, rows: Sequence[CheckRow], scope_label: str | None) -
         flag = "" if row.agree else "  <- clients disagree"
         label = f"  ({row.label})" if row.label else ""
         lines.append(f"{row.destination!s:<{first}}  {cells}{flag}{label}".rstrip())
+    proxied = proxied_names(value, rows)
+    if proxied:
+        lines += ["", f"Service names that go through the proxy ({len(proxied)}):"]
+        lines += [f"  {line}" for line in proxied]
+        lines.append(
+            f"  (spec.noProxyPresets: [..., {presets.SERVICES}] adds NAME and NAME.NAMESPACE "
+            "of the Services of the render)"
+        )
     lines += ["", "clients: " + ", ".join(f"{c} = {clients.TITLES[c]}" for c in clients.CLIENTS)]
     return "\n".join(lines) + "\n"

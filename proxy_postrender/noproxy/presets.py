@@ -1,15 +1,19 @@
 """NO_PROXY presets and the infrastructure kinds that pick a cloud preset, as data.
 
 ``kubernetes`` depends on the cluster domain, so its entries are templates in
-which ``{domain}`` is replaced; the others are fixed.
+which ``{domain}`` is replaced; ``services`` depends on the Services of the
+render (:func:`service_names`), so it has no fixed entries; the others are fixed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
+
+from proxy_postrender.noproxy import syntax
 
 DEFAULT_PRESETS: tuple[str, ...] = ("loopback", "kubernetes")
 DEFAULT_DOMAIN = "cluster.local"
+SERVICES = "services"  # opt-in: the short names of the Services in the same render
 
 PRESETS: Mapping[str, tuple[str, ...]] = {
     "loopback": ("localhost", "127.0.0.1", "::1"),
@@ -29,6 +33,8 @@ PRESETS: Mapping[str, tuple[str, ...]] = {
     "azure": ("169.254.169.254", "168.63.129.16"),
     # instance metadata by address and by its two names
     "gcp": ("169.254.169.254", "metadata.google.internal", "metadata"),
+    # NAME and NAME.NAMESPACE of each Service in the render (see service_names)
+    SERVICES: (),
 }
 
 # Cluster API infrastructure kinds (a Cluster's infrastructureRef, or a
@@ -57,3 +63,50 @@ def infrastructure_preset(kind: str | None) -> str | None:
     if kind.endswith("Template"):
         kind = kind[: -len("Template")]
     return INFRASTRUCTURE_PRESETS.get(kind)
+
+
+def service_names(services: Iterable[tuple[str, str]]) -> tuple[str, ...]:
+    """The ``services`` preset's entries for ``(namespace, name)`` pairs: ``name`` and
+    ``name.namespace`` of each (``name`` alone when the namespace is unknown: "").
+    ``name.namespace.svc`` is left out: the ``kubernetes`` preset's ``.svc`` covers it."""
+    result: dict[str, None] = {}
+    for namespace, name in services:
+        result[name] = None
+        if namespace:
+            result[f"{name}.{namespace}"] = None
+    return tuple(result)
+
+
+def added_cost(before: str, after: str) -> tuple[int, int]:
+    """Entries and bytes that ``after`` (a NO_PROXY value) adds to ``before``."""
+    old = [e for e in before.split(",") if e]
+    new = [e for e in after.split(",") if e]
+    return len(new) - len(old), len(after) - len(before)
+
+
+def resolve_services(
+    entries: Sequence[syntax.Sourced], services: Sequence[tuple[str, str]]
+) -> tuple[list[syntax.Sourced], str]:
+    """``entries`` with the ``services`` preset resolved, and the line that states its
+    cost (for --explain and --report)."""
+    after = with_services(entries, services)
+    before_value = syntax.join(item.entry for item in entries)
+    value = syntax.join(item.entry for item in after)
+    count, size = added_cost(before_value, value)
+    return after, (
+        f"preset {SERVICES}: {len(services)} Service(s) of the render added {count} "
+        f"entries, {size} bytes to NO_PROXY ({2 * size} bytes of environment with no_proxy); "
+        f"NO_PROXY is now {len(value)} bytes"
+    )
+
+
+def with_services(
+    entries: Sequence[syntax.Sourced], services: Iterable[tuple[str, str]]
+) -> list[syntax.Sourced]:
+    """The workloads' ``entries`` with the ``services`` preset resolved for ``services``
+    (``(namespace, name)`` pairs, as found in the render), after everything else."""
+    groups: list[tuple[str, Iterable[syntax.NoProxyEntry]]] = [
+        (source, [item.entry]) for item in entries for source in item.sources
+    ]
+    names = [syntax.parse_entry(name) for name in service_names(services)]
+    return syntax.merge([*groups, (f"preset {SERVICES} (Services of the render)", names)])

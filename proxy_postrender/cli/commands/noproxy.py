@@ -16,8 +16,10 @@ from proxy_postrender.cli.runner import profile_path
 from proxy_postrender.errors import UsageError
 
 if TYPE_CHECKING:
+    from proxy_postrender.noproxy.discovery import ServiceRef
     from proxy_postrender.noproxy.scope import ClusterNetwork, NoProxyConfig
     from proxy_postrender.redact import Redactor
+    from proxy_postrender.yamltext.stream import Segment
 
 
 def _no_proxy_config(
@@ -36,12 +38,11 @@ def _no_proxy_config(
     return loaded.no_proxy_config
 
 
-def _clusters(config: NoProxyConfig, source: str | None) -> list[ClusterNetwork]:
-    """The networks of the Clusters in the stream (``source``: a file, ``-`` or None)."""
-    from proxy_postrender.noproxy.discovery import discover_stream
+def _segments(source: str | None) -> list[Segment]:
+    """The documents of the stream (``source``: a file, ``-`` or None for none)."""
     from proxy_postrender.yamltext import stream
 
-    if source is None or not config.discover:
+    if source is None:
         return []
     if source == "-":
         data = sys.stdin.buffer.read()
@@ -51,7 +52,32 @@ def _clusters(config: NoProxyConfig, source: str | None) -> list[ClusterNetwork]
         except OSError as exc:
             raise UsageError(f"cannot read {source}: {exc.strerror or exc}") from None
     text, _ = stream.decode(data)
-    return list(discover_stream(stream.split(text)).clusters.values())
+    return stream.split(text)
+
+
+def _clusters(config: NoProxyConfig, segments: list[Segment]) -> list[ClusterNetwork]:
+    """The networks of the Clusters in the stream."""
+    from proxy_postrender.noproxy.discovery import discover_stream
+
+    if not segments or not config.discover:
+        return []
+    return list(discover_stream(segments).clusters.values())
+
+
+def _services(segments: list[Segment], namespace: str | None = None) -> tuple[ServiceRef, ...]:
+    """The Services of the stream (``namespace``: that of the documents without one)."""
+    from proxy_postrender.noproxy.discovery import discover_services
+
+    return discover_services(segments, namespace) if segments else ()
+
+
+def _service_keys(config: NoProxyConfig, services: tuple[ServiceRef, ...]) -> list[tuple[str, str]]:
+    """The ``(namespace, name)`` of the Services, when the ``services`` preset is on."""
+    from proxy_postrender.noproxy import presets
+
+    if presets.SERVICES not in config.presets:
+        return []
+    return [(s.namespace, s.name) for s in services]
 
 
 def implied_stream() -> str | None:
@@ -95,8 +121,9 @@ def _profile_options(func: Callable[..., None]) -> Callable[..., None]:
     "--stream",
     "stream_source",
     metavar="FILE",
-    help="Manifests whose Clusters add their networks ('-': stdin, also a pipe; without "
-    "--stream, stdin only when it is redirected from a file).",
+    help="Manifests whose Clusters add their networks, and whose Services the `services` "
+    "preset names ('-': stdin, also a pipe; without --stream, stdin only when it is "
+    "redirected from a file).",
 )
 def noproxy_command(
     profile_arg: str | None,
@@ -118,7 +145,9 @@ def noproxy_command(
             profile_path(profile_arg, profile_opt), profile_name, no_proxy, redactor
         )
         source = stream_source if stream_source is not None else implied_stream()
-        found = explain_mod.scopes(config, _clusters(config, source))
+        segments = _segments(source)
+        services = _service_keys(config, _services(segments))
+        found = explain_mod.scopes(config, _clusters(config, segments), services)
         if cluster is not None:
             try:
                 found = [explain_mod.pick(found, cluster)]
@@ -140,7 +169,16 @@ def noproxy_command(
 @_profile_options
 @click.option("--value", metavar="NO_PROXY", help="Check this exact value instead of a profile's.")
 @click.option(
-    "--stream", "stream_source", metavar="FILE", help="Manifests holding Clusters ('-': stdin)."
+    "--stream",
+    "stream_source",
+    metavar="FILE",
+    help="Manifests holding Clusters and Services ('-': stdin); without destinations, "
+    "the short names of its Services are checked.",
+)
+@click.option(
+    "--namespace",
+    metavar="NS",
+    help="The namespace of the stream's Services that name none (a Helm release's).",
 )
 @click.option("--strict", is_flag=True, help="Exit 1 when the clients disagree on a destination.")
 @click.option(
@@ -157,6 +195,7 @@ def check_command(
     cluster: str | None,
     value: str | None,
     stream_source: str | None,
+    namespace: str | None,
     strict: bool,
     compared: str | None,
 ) -> None:
@@ -166,14 +205,19 @@ def check_command(
 
     def run_it(redactor: Redactor) -> int:
         config = _no_proxy_config(profile_path(None, profile_opt), profile_name, no_proxy, redactor)
-        found = explain_mod.scopes(config, _clusters(config, stream_source))
+        segments = _segments(stream_source)
+        services = _services(segments, namespace)
+        found = explain_mod.scopes(
+            config, _clusters(config, segments), _service_keys(config, services)
+        )
         try:
             chosen = explain_mod.pick(found, cluster) if cluster else found[0]
             wanted = [(clients.parse_destination(d), "") for d in destinations]
         except (LookupError, clients.DestinationError) as exc:
             raise UsageError(str(exc)) from None
         if not wanted:
-            wanted = explain_mod.default_destinations(config, chosen.networks)
+            named = [(s.namespace, s.name, s.port) for s in services]
+            wanted = explain_mod.default_destinations(config, chosen.networks, named)
         names = clients.CLIENTS
         if compared is not None:
             names = tuple(n.strip() for n in compared.split(",") if n.strip())

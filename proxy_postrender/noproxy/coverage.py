@@ -1,0 +1,188 @@
+"""Whether the apiserver and the pods are reached direct: the one place that decides.
+
+In-cluster clients call the apiserver by the kubernetes Service address (client-go's
+in-cluster config reads ``KUBERNETES_SERVICE_HOST``, an address), nodes call it by
+the control-plane endpoint, and pods call each other by pod IP. A NO_PROXY that
+does not cover them sends that traffic to the proxy, which is the most common
+way controllers and kubeadm's static pods break behind one.
+
+A destination is covered when every client that matters goes direct, as the
+models of :mod:`proxy_postrender.noproxy.clients` read the value:
+
+- on nodes, Go alone (kubelet, containerd, kubeadm and the static pods it
+  gives the node's proxy variables);
+- in workloads, Go, curl and Python requests for the apiserver and the
+  control-plane endpoint (controllers, and the Jobs and hooks that call the
+  apiserver from a script); Go alone for pod IPs (curl and Python never read an
+  IPv6 CIDR, wget no CIDR at all: the per-list warnings say so already).
+
+Each gap is a :class:`Gap` with a code of :data:`CODES`; all of them are strict.
+Pure data in, data out.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Sequence
+
+from proxy_postrender.noproxy import clients, syntax
+from proxy_postrender.noproxy.clients import Destination
+from proxy_postrender.noproxy.scope import ClusterNetwork, first_address
+from proxy_postrender.structs import Struct
+
+APISERVER_SERVICE = "noproxy/apiserver-service"
+CONTROL_PLANE_ENDPOINT = "noproxy/control-plane-endpoint"
+POD_CIDR = "noproxy/pod-cidr"
+
+# code, whether --strict makes it an error, what it means (docs/noproxy.md)
+CODES: tuple[tuple[str, bool, str], ...] = (
+    (APISERVER_SERVICE, True, "the kubernetes Service address is not in NO_PROXY"),
+    (CONTROL_PLANE_ENDPOINT, True, "the control-plane endpoint is not in NO_PROXY"),
+    (POD_CIDR, True, "the pod CIDR is not in NO_PROXY"),
+)
+
+# kubeadm's service CIDR is 10.96.0.0/12: the kubernetes Service is its first address
+DEFAULT_SERVICE_ADDRESS = "10.96.0.1"
+SERVICE_PORT = 443
+ENDPOINT_PORT = 6443  # Cluster API's and kubeadm's default apiserver port
+NODE_CLIENTS: tuple[str, ...] = ("go",)
+WORKLOAD_CLIENTS: tuple[str, ...] = ("go", "curl", "python")
+POD_CLIENTS: tuple[str, ...] = ("go",)
+
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+class Gap(Struct, frozen=True):
+    """A destination that goes through the proxy: its code and what to say."""
+
+    code: str
+    message: str
+
+
+def _destination(text: str, port: int) -> Destination | None:
+    """A host (or host:port) entry as a request to it; None for a CIDR or a wildcard."""
+    try:
+        entry = syntax.parse_entry(text)
+    except syntax.NoProxyEntryError:
+        return None
+    if entry.kind not in ("domain", "ip"):
+        return None
+    if entry.port is not None:
+        return clients.parse_destination(entry.text)
+    host = entry.text.partition("%")[0]
+    return clients.parse_destination(f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
+
+
+def proxied(value: str, dest: Destination, compared: Sequence[str]) -> list[str]:
+    """The clients of ``compared`` that send a request to ``dest`` through the proxy."""
+    return [name for name in compared if not clients.RULES[name](value, dest)]
+
+
+def _names(proxying: Sequence[str]) -> str:
+    titles = [clients.TITLES[name] for name in proxying]
+    return titles[0] if len(titles) == 1 else ", ".join(titles[:-1]) + " and " + titles[-1]
+
+
+def _samples(cidr: str, value: str) -> list[Address]:
+    """Addresses of ``cidr`` such that it is covered when they all are: its first, and the
+    one after each address or CIDR of ``value`` that ends inside it (the entries cover
+    ranges, so a gap starts at the CIDR's start or right after one of them)."""
+    network = ipaddress.ip_network(cidr, strict=False)
+    found: list[Address] = [network.network_address]
+    for raw in value.split(","):
+        try:
+            entry = syntax.parse_entry(raw)
+        except syntax.NoProxyEntryError:
+            continue
+        if entry.kind not in ("ip", "cidr") or entry.port is not None or "%" in entry.text:
+            continue
+        listed = ipaddress.ip_network(entry.text, strict=False)
+        if listed.version != network.version or not listed.overlaps(network):
+            continue
+        after = int(listed.broadcast_address) + 1 - int(network.network_address)
+        if after < network.num_addresses:
+            found.append(network.network_address + after)
+    return found
+
+
+def _service_addresses(net: ClusterNetwork, assume_default: bool) -> list[tuple[str, str]]:
+    """The kubernetes Service addresses of ``net``, each with where it comes from."""
+    if net.api_server:
+        return [(text, f"{net.label} apiserver address") for text in net.api_server]
+    if net.services:
+        first = first_address(net.services[0])
+        default = " (kubeadm's default)" if net.services_default else ""
+        where = f"the first address of {net.label} service CIDR {net.services[0]}{default}"
+        return [(first, where)] if first else []
+    if assume_default:
+        return [(DEFAULT_SERVICE_ADDRESS, "kubeadm's default; no service CIDR is known")]
+    return []
+
+
+def check(
+    value: str,
+    networks: Sequence[ClusterNetwork],
+    *,
+    workloads: bool,
+    assume_default: bool | None = None,
+) -> list[Gap]:
+    """What of ``networks`` a NO_PROXY of ``value`` sends through the proxy, for the
+    workloads (``workloads``; their network: the profile's spec.cluster) or for the nodes
+    of the clusters ``networks`` describe. ``assume_default`` (default: ``workloads``):
+    a network without a service CIDR has kubeadm's."""
+    if assume_default is None:
+        assume_default = workloads
+    gaps: list[Gap] = []
+    talkers = WORKLOAD_CLIENTS if workloads else NODE_CLIENTS
+    who = (
+        "client-go's in-cluster config calls the apiserver by it"
+        if workloads
+        else "kubelet, containerd and kubeadm's static pods are Go programs"
+    )
+    for net in networks:
+        for address, where in _service_addresses(net, assume_default):
+            dest = _destination(address, SERVICE_PORT)
+            proxying = proxied(value, dest, talkers) if dest else []
+            if proxying:
+                hint = (
+                    " or set spec.cluster.serviceCIDRs to the cluster's"
+                    if where.startswith("kubeadm")
+                    else ""
+                )
+                gaps.append(
+                    Gap(
+                        APISERVER_SERVICE,
+                        f"the kubernetes Service address {address} ({where}) is not covered: "
+                        f"{_names(proxying)} send requests for it through the proxy ({who}); "
+                        f"add {address} (or the service CIDR) to spec.noProxy{hint}",
+                    )
+                )
+        endpoint = _destination(net.endpoint, ENDPOINT_PORT) if net.endpoint else None
+        if endpoint is not None:
+            proxying = proxied(value, endpoint, talkers)
+            if proxying:
+                source = net.endpoint_source or net.label
+                gaps.append(
+                    Gap(
+                        CONTROL_PLANE_ENDPOINT,
+                        f"the control-plane endpoint {net.endpoint} ({source}) is not covered: "
+                        f"{_names(proxying)} send requests for it through the proxy; add "
+                        f"{net.endpoint} (or a domain or CIDR that covers it) to spec.noProxy",
+                    )
+                )
+        for cidr in net.pods:
+            for sample in _samples(cidr, value):
+                dest = _destination(str(sample), 8080)
+                proxying = proxied(value, dest, POD_CLIENTS) if dest else []
+                if proxying:
+                    gaps.append(
+                        Gap(
+                            POD_CIDR,
+                            f"the pod CIDR {cidr} ({net.label}) is not covered: "
+                            f"{_names(proxying)} send requests for pod IPs such as {sample} "
+                            f"through the proxy (metrics scrapes, webhooks); add {cidr} to "
+                            "spec.noProxy",
+                        )
+                    )
+                    break
+    return gaps

@@ -1,0 +1,220 @@
+"""The apiserver and the pods must not go through the proxy (issue 20, item 3): each
+coverage warning fires on its shape and not on the default profile, --strict makes it an
+error that writes nothing, and --report and the KRM results carry it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from proxy_postrender import engine
+from proxy_postrender.noproxy import coverage
+from proxy_postrender.noproxy.scope import ClusterNetwork, NoProxyConfig
+from proxy_postrender.profile import loader
+from proxy_postrender.profile.request import to_request
+from proxy_postrender.request import Request
+from proxy_postrender.result import CODES
+from proxy_postrender.yamltext import libyaml
+from tests.helpers import FIXTURES, GOLDEN, SHARED_PROFILE, run_cli
+
+CASE = GOLDEN / "noproxy-coverage-workloads"
+PROFILE = CASE / "profile.yaml"
+WORKLOAD = (CASE / "input.yaml").read_text()
+DEMO = FIXTURES / "demo"
+
+
+def _request(profile: Path) -> Request:
+    return to_request(loader.load(str(profile), environ={}))
+
+
+def _codes(gaps: list[coverage.Gap]) -> list[str]:
+    return [gap.code for gap in gaps]
+
+
+def test_the_codes_are_declared_and_strict() -> None:
+    for code in (coverage.APISERVER_SERVICE, coverage.CONTROL_PLANE_ENDPOINT, coverage.POD_CIDR):
+        assert CODES[code].strict
+
+
+@pytest.mark.parametrize(
+    ("value", "codes"),
+    [
+        ("", [coverage.APISERVER_SERVICE]),
+        (".svc,cluster.local", [coverage.APISERVER_SERVICE]),
+        ("10.96.0.1", []),
+        ("10.96.0.0/12", []),
+        ("10.0.0.0/8", []),
+        ("*", []),
+        ("10.96.0.1:6443", [coverage.APISERVER_SERVICE]),  # not the Service's port
+    ],
+)
+def test_the_default_service_address_of_the_workloads(value: str, codes: list[str]) -> None:
+    net = ClusterNetwork("spec.cluster")
+    assert _codes(coverage.check(value, [net], workloads=True)) == codes
+    # nodes assume nothing unless told to
+    assert coverage.check(value, [net], workloads=False) == []
+
+
+def test_the_first_address_of_a_known_service_cidr() -> None:
+    net = ClusterNetwork("Cluster ns/a", services=("172.20.0.0/16",))
+    (gap,) = coverage.check("10.0.0.0/8", [net], workloads=False)
+    assert gap.code == coverage.APISERVER_SERVICE
+    assert "172.20.0.1 (the first address of Cluster ns/a service CIDR" in gap.message
+    assert "Go (net/http)" in gap.message
+    assert coverage.check("172.20.0.0/16", [net], workloads=False) == []
+
+
+def test_a_client_that_would_go_through_the_proxy_is_named() -> None:
+    # '*' among other entries: Go honours it, curl and Python only as the whole value
+    (gap,) = coverage.check("*,.svc", [ClusterNetwork("spec.cluster")], workloads=True)
+    assert "curl 7.87-8.17 and Python requests >= 2.34 send requests" in gap.message
+    assert "Go" not in gap.message.split(" send ")[0]
+    # nodes run Go programs only
+    net = ClusterNetwork("spec.cluster")
+    assert coverage.check("*,.svc", [net], workloads=False, assume_default=True) == []
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "value", "covered"),
+    [
+        ("api.corp.example", "corp.example", True),
+        ("api.corp.example", ".corp.example", True),
+        ("api.corp.example", "other.example", False),
+        ("192.0.2.10", "192.0.2.0/24", True),
+        ("192.0.2.10", "192.0.2.11", False),
+        ("fd00::10", "fd00::/64", True),
+    ],
+)
+def test_the_control_plane_endpoint(endpoint: str, value: str, covered: bool) -> None:
+    net = ClusterNetwork("Cluster ns/a", endpoint=endpoint, endpoint_source="AWSCluster ns/a")
+    gaps = coverage.check(value, [net], workloads=False)
+    assert _codes(gaps) == ([] if covered else [coverage.CONTROL_PLANE_ENDPOINT])
+    if not covered:
+        assert f"{endpoint} (AWSCluster ns/a) is not covered" in gaps[0].message
+
+
+@pytest.mark.parametrize(
+    ("value", "example"),
+    [
+        ("192.168.0.0/16", None),
+        ("192.168.0.0/17,192.168.128.0/17", None),
+        ("192.168.0.0/17", "192.168.128.0"),  # the upper half is missing
+        ("192.168.1.0/24", "192.168.0.0"),
+        ("192.168.0.0/24,192.168.2.0/23", "192.168.1.0"),
+        ("10.0.0.0/8", "192.168.0.0"),
+    ],
+)
+def test_the_pod_cidr_is_covered_as_a_whole(value: str, example: str | None) -> None:
+    net = ClusterNetwork("Cluster ns/a", pods=("192.168.0.0/16",))
+    gaps = coverage.check(value, [net], workloads=False)
+    if example is None:
+        assert gaps == []
+    else:
+        (gap,) = gaps
+        assert gap.code == coverage.POD_CIDR
+        assert f"pod IPs such as {example} " in gap.message
+
+
+def test_the_built_list_covers_what_it_adds() -> None:
+    """Every value the tool adds from spec.cluster or a Cluster is covered: the check speaks
+    only when the user's noProxy or a missing service CIDR leaves a gap."""
+    from proxy_postrender.noproxy import scope, syntax
+
+    net = ClusterNetwork(
+        "Cluster ns/a",
+        pods=("192.168.0.0/16", "fd00:1::/56"),
+        services=("10.128.0.0/12",),
+        endpoint="api.corp.example",
+    )
+    config = NoProxyConfig(presets=())
+    value = syntax.join(item.entry for item in scope.build(config, [net]))
+    assert coverage.check(value, [net], workloads=False) == []
+
+
+def test_the_default_profile_of_the_demo_and_the_golden_cases_is_quiet() -> None:
+    for profile, text in [
+        (DEMO / "profile.yaml", (DEMO / "rendered.yaml").read_text()),
+        (SHARED_PROFILE, (GOLDEN / "capi-v1beta2" / "input.yaml").read_text()),
+        (SHARED_PROFILE, (GOLDEN / "capi-two-clusters" / "input.yaml").read_text()),
+    ]:
+        result = engine.process(text, _request(profile))
+        assert [f for f in result.findings if f.code.startswith("noproxy/")] == []
+
+
+def test_the_workloads_warning_names_the_scope() -> None:
+    result = engine.process(WORKLOAD, _request(PROFILE))
+    (finding,) = result.findings
+    assert finding.code == coverage.APISERVER_SERVICE
+    assert finding.message.startswith("NO_PROXY of the workloads: the kubernetes Service")
+
+
+def test_no_warning_without_a_workload_or_node_object() -> None:
+    text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
+    assert engine.process(text, _request(PROFILE)).findings == []
+
+
+def test_node_objects_matched_to_no_cluster() -> None:
+    text = (GOLDEN / "capi-v1beta2" / "input.yaml").read_text()
+    # without its Cluster the templates get the profile's list, which lacks 10.96.0.1
+    docs = [d for d in text.split("---\n") if "kind: Cluster\n" not in d]
+    result = engine.process("---\n".join(docs), _request(PROFILE))
+    messages = [f.message for f in result.findings if f.code == coverage.APISERVER_SERVICE]
+    assert any(m.startswith("NO_PROXY of the nodes matched to no Cluster: ") for m in messages)
+
+
+def test_report_carries_the_warning() -> None:
+    proc = run_cli([str(PROFILE), "--report"], WORKLOAD.encode())
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert proc.stdout == (CASE / "expected.yaml").read_bytes()
+    lines = [line for line in proc.stderr.decode().splitlines() if "[noproxy/" in line]
+    assert len(lines) == 1
+    assert lines[0].startswith("  warning NO_PROXY of the workloads: ")
+    assert lines[0].endswith("[noproxy/apiserver-service]")
+
+
+@pytest.mark.parametrize("how", ["flag", "profile"])
+def test_strict_is_an_error_that_writes_nothing(how: str, tmp_path: Path) -> None:
+    if how == "flag":
+        args = [str(PROFILE), "--strict"]
+    else:
+        strict = tmp_path / "strict.yaml"
+        strict.write_text(PROFILE.read_text() + "  strict: true\n")
+        args = [str(strict)]
+    proc = run_cli(args, WORKLOAD.encode())
+    assert proc.returncode == 1
+    assert proc.stdout == b""
+    (line,) = proc.stderr.decode().splitlines()
+    assert line.endswith("[noproxy/apiserver-service; --strict]")
+
+
+def _resource_list(strict: bool) -> bytes:
+    from proxy_postrender.yamltext import splice
+
+    (profile,) = libyaml.load_data(PROFILE.read_text())
+    profile["spec"]["strict"] = strict
+    data = {
+        "apiVersion": "config.kubernetes.io/v1",
+        "kind": "ResourceList",
+        "items": [libyaml.load_data(WORKLOAD)[0]],
+        "functionConfig": profile,
+    }
+    return ("\n".join(splice.block_lines(data)) + "\n").encode()
+
+
+def test_krm_results_carry_the_warning() -> None:
+    proc = run_cli([], _resource_list(False))
+    assert proc.returncode == 0, proc.stderr.decode()
+    (data,) = libyaml.load_data(proc.stdout.decode())
+    found = [r for r in data["results"] if r.get("tags", {}).get("code", "").startswith("noproxy/")]
+    assert len(found) == 1
+    assert found[0]["severity"] == "warning"
+    assert found[0]["tags"] == {"code": coverage.APISERVER_SERVICE, "strict": "true"}
+
+
+def test_krm_strict_is_an_error_result() -> None:
+    proc = run_cli([], _resource_list(True))
+    assert proc.returncode == 1
+    (data,) = libyaml.load_data(proc.stdout.decode())
+    assert [r["severity"] for r in data["results"]] == ["error"]
+    assert "[noproxy/apiserver-service; --strict]" in data["results"][0]["message"]
