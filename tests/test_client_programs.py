@@ -82,7 +82,34 @@ def _cases() -> list[tuple[str, str]]:
     return cases
 
 
-CASES = _cases()
+# Names written fully qualified, in entries and in destinations: curl drops one final
+# dot of each, Go, Python and wget compare them as written.
+TRAILING_DOT_ENTRIES = [
+    "cluster.local.",
+    ".cluster.local.",
+    ".svc.cluster.local.",
+    "*.cluster.local.",
+    "cluster.local",
+    ".cluster.local",
+    "metadata.google.internal.",
+    "metadata.google.internal",
+    "metadata.google.internal,metadata.google.internal.",
+    "svc.cluster.local.:443",
+    "local.",
+    "cluster.local.,",
+]
+TRAILING_DOT_DESTINATIONS = [
+    "https://kubernetes.default.svc.cluster.local/",
+    "https://kubernetes.default.svc.cluster.local./",
+    "http://cluster.local.:8080/",
+    "http://cluster.local/",
+    "http://metadata.google.internal/",
+    "http://metadata.google.internal./",
+    "https://svc.cluster.local.:443/",
+]
+TRAILING_DOT_CASES = [(v, d) for v in TRAILING_DOT_ENTRIES for d in TRAILING_DOT_DESTINATIONS]
+
+CASES = _cases() + TRAILING_DOT_CASES
 
 
 def _require(program: str) -> str:

@@ -338,6 +338,7 @@ def test_sources_merge_in_documented_order() -> None:
         ".k8s.corp",
         "169.254.169.254",
         "metadata.google.internal",
+        "metadata.google.internal.",
         "metadata",
     ]
 
@@ -607,6 +608,8 @@ def test_profile_cluster_section_reaches_no_proxy(tmp_path: Any) -> None:
         "fd00::10",
         "169.254.169.254",
         "fd00:ec2::254",
+        "compute.internal",
+        "ec2.internal",
     ]
     assert loaded.no_proxy_config.cluster.domain == "k8s.corp"
 

@@ -71,6 +71,7 @@ def for_list(
                 f"{item.entry.text}: curl and wget ignore entries with a port, Python honours "
                 "them only for URLs that name the port"
             )
+    warnings += _fully_qualified(entries, texts)
     for item in entries:
         if item.entry.kind == "ip" and "%" in item.entry.text:
             warnings.append(
@@ -99,6 +100,42 @@ def for_list(
         warnings.append("'*' among other entries: curl and Python honour '*' only on its own")
     elif "*" in texts:
         warnings.append("NO_PROXY is '*': no request goes through the proxy (wget ignores '*')")
+    return warnings
+
+
+def _fully_qualified(entries: Sequence[Sourced], texts: set[str]) -> list[str]:
+    """A name written with the final dot (``cluster.local.``) whose plain form is not listed:
+    curl drops the dot of entries and hosts, Go, Python and wget compare them as written."""
+    warnings = []
+    plain_names = [
+        (item.entry.kind, item.entry.text)
+        for item in entries
+        if item.entry.kind in ("domain", "suffix")
+        and item.entry.port is None
+        and not syntax.is_fully_qualified(item.entry)
+    ]
+
+    def covered(plain: syntax.NoProxyEntry) -> bool:
+        """Every name ``plain`` matches is matched by a listed entry without a final dot."""
+        host, subdomains_only = plain.text.lstrip("."), plain.kind == "suffix"
+        for kind, text in plain_names:
+            if kind == "domain" and (host == text or host.endswith("." + text)):
+                return True
+            if kind == "suffix" and (host.endswith(text) or (subdomains_only and host == text[1:])):
+                return True
+        return False
+
+    for item in entries:
+        if not syntax.is_fully_qualified(item.entry):
+            continue
+        plain = syntax.without_final_dot(item.entry)
+        if plain.text in texts or (plain.port is None and covered(plain)):
+            continue
+        warnings.append(
+            f"{item.entry.text} ends in a dot: Go, Python and wget match it only for host names "
+            f"written with the final dot (curl for both forms); add {plain.text} for names "
+            "written without it"
+        )
     return warnings
 
 

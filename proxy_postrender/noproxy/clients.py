@@ -4,6 +4,10 @@ Each model answers one question: for this NO_PROXY value, does a request to
 this destination go direct (True) or through the proxy (False)? The rules,
 and where each is documented, are in docs/noproxy.md; the tests compare the
 curl, wget and Python models with the real programs on the machine.
+
+A final dot (``cluster.local.``, a host ``x.cluster.local.``) is compared as
+written by Go, Python and wget; curl alone drops one final dot of the entry and
+of the host, so to curl the two forms are the same name.
 """
 
 from __future__ import annotations
@@ -123,6 +127,7 @@ def go_direct(no_proxy: str, dest: Destination) -> bool:
             continue
         if ip is not None:
             continue  # name entries never match an address (x/net since v0.36.0)
+        # no dot is stripped: "cluster.local." and "x.cluster.local" never meet
         match_host = True
         if entry.startswith("*."):
             entry = entry[1:]
@@ -164,7 +169,8 @@ def curl_direct(no_proxy: str, dest: Destination) -> bool:
         return True  # only the whole value; '*' among other entries matches nothing
     # curl 7.86-8.17 hands IPv6 hosts over without brackets: they compare as names
     ip = dest.ip if dest.ip is not None and dest.ip.version == 4 else None
-    name = dest.host.rstrip(".") if ip is None else dest.host
+    # one final dot of the host name, and below of each entry, is dropped
+    name = dest.host[:-1] if ip is None and dest.host.endswith(".") else dest.host
     for token in re.split(r"[ \t]*,[ \t,]*|[ \t]+", no_proxy.strip(" \t,")):
         if not token:
             continue
@@ -215,7 +221,7 @@ def _urllib_bypass(no_proxy: str, host: str) -> bool:
     for raw in no_proxy.split(","):
         if not raw.strip():
             continue
-        name = raw.strip().lstrip(".").lower()
+        name = raw.strip().lstrip(".").lower()  # leading dots only: a final one stays
         if hostonly == name or host == name:
             return True
         if hostonly.endswith("." + name) or host.endswith("." + name):
@@ -249,7 +255,7 @@ def python_direct(no_proxy: str, dest: Destination) -> bool:
 
 
 def wget_direct(no_proxy: str, dest: Destination) -> bool:
-    host = dest.host.lower()
+    host = dest.host.lower()  # a final dot stays, in the host and in entries
     for raw in no_proxy.split(","):
         # an empty entry (",,") is kept: it matches any name that ends in a dot
         entry = raw.strip().lower()

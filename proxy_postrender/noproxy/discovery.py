@@ -338,6 +338,8 @@ def _network(
         for net in ("services", "pods")
     )
     domain = values.one(dig(network, "serviceDomain"), ("domain",), f"{where}.serviceDomain")
+    if domain is not None:  # the cluster domain, as the profile's: without a final dot
+        domain = domain.rstrip(".")
     preset = presets.infrastructure_preset(infra_kind)
     return ClusterNetwork(
         label=label,

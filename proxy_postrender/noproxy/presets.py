@@ -27,12 +27,21 @@ PRESETS: Mapping[str, tuple[str, ...]] = {
         "{domain}",
         ".{domain}",
     ),
-    # instance metadata (IPv4 and the Nitro IPv6 endpoint)
-    "aws": ("169.254.169.254", "fd00:ec2::254"),
+    # instance metadata (IPv4 and the Nitro IPv6 endpoint), and the private DNS names
+    # of instances: REGION.compute.internal, ec2.internal in us-east-1 (a domain entry:
+    # all four clients match its subdomains). Load-balancer names (*.elb.amazonaws.com)
+    # and VPC endpoints cannot be known here: spec.noProxy
+    "aws": ("169.254.169.254", "fd00:ec2::254", "compute.internal", "ec2.internal"),
     # instance metadata and the platform's WireServer
     "azure": ("169.254.169.254", "168.63.129.16"),
-    # instance metadata by address and by its two names
-    "gcp": ("169.254.169.254", "metadata.google.internal", "metadata"),
+    # instance metadata by address and by its names; the fully qualified form too: Go,
+    # Python and wget compare a final dot as written (curl drops it)
+    "gcp": (
+        "169.254.169.254",
+        "metadata.google.internal",
+        "metadata.google.internal.",
+        "metadata",
+    ),
     # NAME and NAME.NAMESPACE of each Service in the render (see service_names)
     SERVICES: (),
 }
@@ -54,7 +63,9 @@ INFRASTRUCTURE_PRESETS: Mapping[str, str] = {
 
 
 def preset_entries(name: str, domain: str) -> tuple[str, ...]:
-    return tuple(entry.replace("{domain}", domain) for entry in PRESETS[name])
+    """``{domain}`` without a final dot: ``cluster.local.`` would give entries that Go,
+    Python and wget match only for names written with the dot."""
+    return tuple(entry.replace("{domain}", domain.rstrip(".")) for entry in PRESETS[name])
 
 
 def infrastructure_preset(kind: str | None) -> str | None:

@@ -3,7 +3,9 @@
 An entry is one of: a domain (``example.com``), a domain suffix
 (``.example.com``; ``*.example.com`` is normalised to it), an IPv4 or IPv6
 address, a CIDR, any of those with a port (``host:port``, ``[v6]:port``), or a
-lone ``*``.
+lone ``*``. A name written fully qualified (``cluster.local.``) keeps its final
+dot: curl ignores it, but Go, Python and wget compare it as written, so
+``cluster.local.`` and ``cluster.local`` are different entries to them.
 
 Entries end up in systemd drop-ins and shell lines on Cluster API nodes, inside
 user data that cloud-init renders as a Jinja template, so nothing outside these
@@ -89,8 +91,23 @@ def _host_kind(entry: str, host: str) -> tuple[str, str]:
         raise NoProxyEntryError(
             f"NO_PROXY entry {entry!r}: not a domain, IP address, CIDR, host:port or '*'"
         )
-    host = host.rstrip(".")
     return ("." + host, "suffix") if suffix else (host, "domain")
+
+
+def is_fully_qualified(entry: NoProxyEntry) -> bool:
+    """Whether a name entry is written with the final dot (``cluster.local.``)."""
+    host = entry.text.rsplit(":", 1)[0] if entry.port is not None else entry.text
+    return entry.kind in ("domain", "suffix") and host.endswith(".")
+
+
+def without_final_dot(entry: NoProxyEntry) -> NoProxyEntry:
+    """The same name entry without its final dot (``cluster.local.`` -> ``cluster.local``)."""
+    if not is_fully_qualified(entry):
+        return entry
+    if entry.port is not None:
+        host = entry.text.rsplit(":", 1)[0]
+        return NoProxyEntry(f"{host[:-1]}:{entry.port}", entry.kind, entry.port)
+    return NoProxyEntry(entry.text[:-1], entry.kind)
 
 
 def parse_entry(raw: str) -> NoProxyEntry:
