@@ -5,7 +5,16 @@
 - workloads read the proxy URLs from a Secret in each namespace they run in
   (``spec.credentials.createSecret``);
 - workloads mount the proxy CA from a ConfigMap in each such namespace
-  (``spec.caBundle.workloads``).
+  (``spec.caBundle.workloads``): the CA followed by certifi's public roots
+  (``spec.caBundle.mode: merged``, the default), or the CA alone (``replace``).
+
+The merged bundle is made here, where the ConfigMap is written, so that
+certifi is imported only by a run that writes one (``request.ca_public_roots``).
+The bundle holds the CA's blocks, one comment line naming the root set, and
+certifi's certificate blocks verbatim in certifi's order (its comments are left
+out: a smaller ConfigMap); the ConfigMap's annotation ``proxy-postrender.io/
+ca-roots`` records ``certifi-<version>``. The output is the same bytes on every
+run with one certifi; a newer certifi rewrites the ConfigMap.
 
 A workload that is a Helm hook (``helm.sh/hook``) runs before the release's
 ordinary objects exist (``pre-install``, ``pre-upgrade``), so it reads its own
@@ -50,6 +59,9 @@ if TYPE_CHECKING:
 NODE_BOOTSTRAP = "node-bootstrap"
 WORKLOAD_CREDENTIALS = "workload-credentials"
 CA_BUNDLE = "ca-bundle"
+# the last line of a request's CA when the ConfigMap merges it with the public roots
+CA_ROOTS = "proxy-postrender.io/ca-roots"  # the annotation naming the root set merged in
+_PEM_BLOCK = re.compile(r"-----BEGIN CERTIFICATE-----\n.*?-----END CERTIFICATE-----\n", re.S)
 
 # Helm's hook annotations, and the suffix of the copies the hooks read
 HOOK = "helm.sh/hook"
@@ -118,6 +130,7 @@ class Made(Struct, frozen=True):
     labels: dict[str, str] | None = None
     taken: str = ""  # the end of the message when the stream holds the object already
     hook: Hook | None = None  # emitted as this Helm hook
+    annotations: tuple[tuple[str, str], ...] = ()  # after the generated annotation
 
     def document(self) -> dict[str, Any]:
         metadata: dict[str, Any] = {"name": self.name}
@@ -125,7 +138,7 @@ class Made(Struct, frozen=True):
             metadata["namespace"] = self.namespace
         if self.labels is not None:
             metadata["labels"] = self.labels
-        annotations = metadata["annotations"] = {GENERATED: self.made_by}
+        annotations = metadata["annotations"] = {GENERATED: self.made_by, **dict(self.annotations)}
         if self.hook is not None:
             annotations[HOOK] = ",".join(self.hook.phases)
             annotations[HOOK_WEIGHT] = str(self.hook.weight)
@@ -208,18 +221,6 @@ def _per_namespace(result: Result, request: Request) -> list[Made]:
     now read them."""
     if request.removing:
         return []
-    wanted: list[tuple[str, str, str, dict[str, Any], str]] = []
-    secret = request.credential_secret
-    if secret is not None:
-        taken = "; drop spec.credentials.createSecret to use it, or name another secretRef"
-        body = {"type": "Opaque", "stringData": dict(secret.data)}
-        wanted.append(("Secret", secret.name, WORKLOAD_CREDENTIALS, body, taken))
-    ca, pem = request.pods.ca, request.ca_pem
-    if ca is not None and pem is not None:
-        taken = "; set spec.caBundle.configMapName to another name"
-        wanted.append(("ConfigMap", ca.config_map, CA_BUNDLE, {"data": {CA_KEY: pem}}, taken))
-    if not wanted:
-        return []
     default = request.pods.namespace
     ordinary = list({ns or default: None for ns in result.workload_namespaces})
     hooks: dict[str | None, Hook] = {}
@@ -227,10 +228,26 @@ def _per_namespace(result: Result, request: Request) -> list[Made]:
         if hook.phases:  # a hook of no phase Helm knows never runs
             known = hooks.get(ns or default)
             hooks[ns or default] = hook if known is None else known.joined(hook)
+    if not ordinary and not hooks:
+        return []  # (and the CA bundle is not made: certifi stays unloaded)
+    wanted: list[tuple[str, str, str, dict[str, Any], str, tuple[tuple[str, str], ...]]] = []
+    secret = request.credential_secret
+    if secret is not None:
+        taken = "; drop spec.credentials.createSecret to use it, or name another secretRef"
+        body = {"type": "Opaque", "stringData": dict(secret.data)}
+        wanted.append(("Secret", secret.name, WORKLOAD_CREDENTIALS, body, taken, ()))
+    ca, pem = request.pods.ca, request.ca_pem
+    if ca is not None and pem is not None:
+        taken = "; set spec.caBundle.configMapName to another name"
+        bundle, notes = ca_bundle(pem, merged=request.ca_public_roots)
+        body = {"data": {CA_KEY: bundle}}
+        wanted.append(("ConfigMap", ca.config_map, CA_BUNDLE, body, taken, notes))
     made = []
-    for kind, name, made_by, body, taken in wanted:
+    for kind, name, made_by, body, taken, notes in wanted:
         _one_namespace_form(kind, name, ordinary)
-        made += [Made(kind, name, ns, made_by, body, taken=taken) for ns in ordinary]
+        made += [
+            Made(kind, name, ns, made_by, body, taken=taken, annotations=notes) for ns in ordinary
+        ]
         copy = hook_copy(name)
         if hooks and len(copy) > _MAX_NAME:
             raise InputError(
@@ -242,8 +259,36 @@ def _per_namespace(result: Result, request: Request) -> list[Made]:
             # created before the hooks that read it, and kept for the release's later hooks
             phases = tuple(p for p in _PHASES if p in hook.phases)
             first = Hook(phases, hook.weight - 1)
-            made.append(Made(kind, copy, ns, made_by, body, taken=taken, hook=first))
+            made.append(
+                Made(kind, copy, ns, made_by, body, taken=taken, hook=first, annotations=notes)
+            )
     return made
+
+
+def ca_bundle(pem: str, *, merged: bool) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """The content of the workloads' CA ConfigMap for the request's CA ``pem``, and the
+    annotations the ConfigMap gets: ``pem`` itself (replace mode), or (``merged``) its
+    certificates followed by certifi's public roots."""
+    if not merged:
+        return pem, ()
+    version, roots = public_roots()
+    return merged_bundle(pem, f"certifi-{version}", roots)
+
+
+def merged_bundle(pem: str, label: str, roots: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """``pem`` (the proxy's CAs first), a comment naming the root set ``label``, then the
+    certificate blocks of ``roots`` in their order; and the annotation that records
+    ``label``."""
+    blocks = "".join(_PEM_BLOCK.findall(roots.replace("\r\n", "\n")))
+    return f"{pem}# public roots: {label}\n{blocks}", ((CA_ROOTS, label),)
+
+
+def public_roots() -> tuple[str, str]:
+    """certifi's version and its bundle of public roots (imported here only: a run that
+    writes no merged bundle does not load it)."""
+    import certifi
+
+    return str(certifi.__version__), certifi.contents()
 
 
 def _one_namespace_form(kind: str, name: str, namespaces: list[str | None]) -> None:

@@ -27,6 +27,7 @@ class Request(Struct, frozen=True):
     no_proxy: NoProxyConfig | None = None
     credential_secret: CredentialSecret | None = None  # emit it per namespace touched
     ca_pem: str | None = None  # the proxy CA the workloads' ConfigMaps carry
+    ca_public_roots: bool = False  # ... followed by certifi's public roots (mode: merged)
     forbid_plaintext: bool = False  # fail when the output holds a password in clear
     strict: bool = False  # a warning whose code says so is an error (--strict, spec.strict)
 

@@ -258,7 +258,8 @@ def _build(
         no_proxy_config=build.no_proxy(fields, origin, ctx),
         workloads=workloads,
         credentials=credentials,
-        ca_pem=pem if ca is not None and ca["workloads"] else None,
+        ca_pem=_workloads_ca(ca, pem),
+        ca_public_roots=ca is not None and ca["mode"] == "merged",
         setter_ca=pem,
         custom=custom,
         warnings=tuple(warnings),
@@ -266,6 +267,13 @@ def _build(
         strict=strict,
         nodes=nodes,
     )
+
+
+def _workloads_ca(ca: dict[str, Any] | None, pem: str | None) -> str | None:
+    """The CA the workloads' ConfigMaps carry (None: they get none)."""
+    if ca is None or pem is None or not ca["workloads"]:
+        return None
+    return pem
 
 
 def _parse_profile_file(path: str) -> list[Any]:

@@ -23,6 +23,7 @@ class Profile(Struct, frozen=True):
     workloads: WorkloadSettings = field(default_factory=WorkloadSettings)
     credentials: Credentials = field(default_factory=lambda: Credentials())
     ca_pem: str | None = None  # set when the workloads mount the proxy CA
+    ca_public_roots: bool = False  # caBundle.mode: merged (the CA plus certifi's roots)
     setter_ca: str | None = None  # the proxy CA, for field setters (caBundle)
     custom: TargetTable = targets.BUILT_IN
     warnings: tuple[str, ...] = ()

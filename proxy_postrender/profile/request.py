@@ -32,6 +32,7 @@ def to_request(
         no_proxy=loaded.no_proxy_config,
         credential_secret=_credential_secret(loaded),
         ca_pem=loaded.ca_pem,
+        ca_public_roots=loaded.ca_public_roots,
         forbid_plaintext=forbid_plaintext or loaded.credentials.forbid_plaintext,
         strict=strict or loaded.strict,
     )

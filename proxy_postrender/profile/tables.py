@@ -54,6 +54,7 @@ ON_CONFLICT = ("keep", "override", "fail")
 DEFAULT_CONTAINERD_DROPIN = "/etc/systemd/system/containerd.service.d/http-proxy.conf"
 DEFAULT_KUBELET_DROPIN = "/etc/systemd/system/kubelet.service.d/http-proxy.conf"
 CA_ENV_DEFAULT = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS")
+CA_MODES = ("merged", "replace")  # spec.caBundle.mode: with a public root set, or the CA alone
 _NOT_A_MAPPING = {"mapping": "{where} must be a mapping"}
 
 CLUSTER = section(
@@ -365,6 +366,16 @@ CA_BUNDLE = section(
         BOOL,
         "Workloads get it: a ConfigMap per namespace, mounted read-only.",
         False,
+    ),
+    Option(
+        "mode",
+        choice(*CA_MODES),
+        "What the workloads' ConfigMap holds: `merged`, the CA followed by a public root "
+        "set (certifi's, its version in the annotation `proxy-postrender.io/ca-roots`), "
+        "so that servers the proxy does not intercept still verify; `replace`, the CA alone "
+        "(the default before; see [CA bundle](#ca-bundle-speccabundle)).",
+        "merged",
+        "check",
     ),
     Option(
         "configMapName",
