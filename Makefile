@@ -26,9 +26,11 @@ demo: $(STAMP)
 helm:
 	bash tools/install-helm.sh $(TOOLS)
 
-## clients: curl, wget and Go, whose NO_PROXY rules the tests check (Debian packages)
+## clients: curl, wget and Go, whose NO_PROXY rules the tests check (Debian packages),
+## and undici + proxy-from-env for the machine's node (npm registry, cached)
 clients:
 	bash tools/install-clients.sh
+	bash tools/install-node-clients.sh $(CURDIR)/.cache/node-clients
 
 ## test: install what the tests need and run the whole suite
 test: $(STAMP) helm clients

@@ -8,6 +8,7 @@ checked in test_noproxy.py. A missing program fails these tests, never skips.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -190,3 +191,125 @@ def test_go_model_matches_net_http(go_client: Path) -> None:
             if model != (real == "direct"):
                 wrong.append(f"NO_PROXY={value!r} {url}: model {model}, go says {real}")
     assert not wrong, "\n".join(wrong)
+
+
+# Java: what pods/java.py writes from NO_PROXY, read by a real JVM's ProxySelector.
+JAVA_ENTRIES = [
+    "*.corp.example",
+    "corp.example",
+    ".corp.example",
+    "CORP.example",
+    "10.1.2.3",
+    "10.0.0.0/8,192.168.0.0/16",
+    "fd00::1",
+    "[fd00::1]",
+    "fd00::/8",
+    "*",
+    "corp.example:8080",
+    "",
+    "corp.example,",
+]
+JAVA_DESTINATIONS = [
+    "https://corp.example/",
+    "https://a.corp.example:8443/",
+    "http://a.b.corp.example/",
+    "http://xcorp.example/",
+    "http://10.1.2.3/",
+    "http://10.1.2.30/",
+    "http://192.168.5.5:8080/",
+    "http://[fd00::1]/",
+    "https://[::1]/",
+    "http://127.0.0.9/",
+    "http://localhost:8080/",
+]
+JAVA_CASES = [(v, d) for v in JAVA_ENTRIES for d in JAVA_DESTINATIONS]
+
+
+def test_java_model_matches_the_jvm() -> None:
+    """One JVM (a single-file source launch, JDK 11+) answers every case: the default
+    ProxySelector reads http.nonProxyHosts at each select(), so no restart is needed."""
+    java = _require("java")
+    lines = []
+    cases = CASES + JAVA_CASES
+    for value, url in cases:
+        hosts = clients.java_non_proxy_hosts(value)
+        assert hosts is None or ("\t" not in hosts and "\n" not in hosts)
+        lines.append(f"unset\t\t{url}" if hosts is None else f"set\t{hosts}\t{url}")
+    proc = subprocess.run(
+        [java, "-Xshare:auto", "-XX:TieredStopAtLevel=1", str(HERE / "javaclient" / "Check.java")],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.split()
+    assert len(out) == len(cases), proc.stderr
+    wrong = []
+    for (value, url), real in zip(cases, out, strict=True):
+        model = clients.java_direct(value, clients.parse_destination(url))
+        if model != (real == "direct"):
+            hosts = clients.java_non_proxy_hosts(value)
+            wrong.append(
+                f"NO_PROXY={value!r} (nonProxyHosts={hosts!r}) {url}: model {model}, {real}"
+            )
+    assert not wrong, "\n".join(wrong)
+
+
+# Node.js: undici and proxy-from-env from the npm registry (tools/install-node-clients.sh,
+# which `make test` runs), asked by tests/nodeclient/decide.mjs with the machine's node.
+NODE_MODULES = Path(os.environ.get("NODE_CLIENTS_DIR", HERE.parent / ".cache" / "node-clients"))
+
+
+@pytest.mark.parametrize("client", clients.NODE_CLIENTS)
+def test_node_models_match_the_real_packages(client: str) -> None:
+    node = _require("node")
+    if not (NODE_MODULES / "node_modules" / client / "package.json").is_file():
+        pytest.fail(f"{client} is not in {NODE_MODULES} (make test installs it)")
+    proc = subprocess.run(
+        [node, str(HERE / "nodeclient" / "decide.mjs"), client, str(NODE_MODULES)],
+        input=json.dumps(CASES),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert len(out) == len(CASES)
+    wrong = []
+    for (value, url), real in zip(CASES, out, strict=True):
+        dest = clients.parse_destination(url)
+        if real == "invalid":
+            if clients.node_host(dest) is not None:
+                wrong.append(f"{url}: WHATWG URL rejects it, the model does not")
+            continue
+        model = clients.NODE_RULES[client](value, dest)
+        if model != (real == "direct"):
+            wrong.append(f"NO_PROXY={value!r} {url}: model {model}, {client} says {real}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_java_model_converts_no_proxy_as_java_tool_options_does() -> None:
+    from proxy_postrender.pods.java import java_tool_options
+
+    for value, _ in CASES + JAVA_CASES:
+        options = java_tool_options({"HTTP_PROXY": "http://proxy.invalid:3128", "NO_PROXY": value})
+        option = "-Dhttp.nonProxyHosts="
+        written = options[options.index(option) + len(option) :] if option in options else None
+        assert clients.java_non_proxy_hosts(value) == written, value
+
+
+def test_strict_can_count_the_extra_clients() -> None:
+    """--clients takes the columns beyond the default four: a CIDR that Java and the
+    Node packages ignore is a disagreement once they are counted."""
+    from tests.helpers import run_cli
+
+    args = ["noproxy", "check", "--no-proxy", "10.0.0.0/8", "--strict", "10.1.2.3"]
+    assert run_cli([*args, "--clients", "go,curl,python"]).returncode == 0
+    for extra in ("java", "undici", "proxy-from-env"):
+        proc = run_cli([*args, "--clients", f"go,{extra}"])
+        assert proc.returncode == 1, (extra, proc.stderr)
+    unknown = run_cli([*args, "--clients", "go,ruby"])
+    assert unknown.returncode == 2 and b"unknown ruby" in unknown.stderr

@@ -11,6 +11,7 @@ command -v wget >/dev/null || missing+=(wget)
 command -v go >/dev/null || missing+=(golang-go)
 command -v unshare >/dev/null || missing+=(util-linux)
 command -v ip >/dev/null || missing+=(iproute2)
+command -v java >/dev/null || missing+=(default-jre-headless)  # tests/javaclient (JDK 11+)
 if [ ${#missing[@]} -eq 0 ]; then
     exit 0
 fi

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Callable, Mapping
+from string import hexdigits
 from urllib.parse import urlsplit
 
 from proxy_postrender.structs import Struct
@@ -278,3 +279,204 @@ RULES: Mapping[str, Callable[[str, Destination], bool]] = {
 def decide(no_proxy: str, dest: Destination) -> dict[str, bool]:
     """For each client: True when the request goes direct."""
     return {client: rule(no_proxy, dest) for client, rule in RULES.items()}
+
+
+# --- Java: http.nonProxyHosts as JAVA_TOOL_OPTIONS writes it, read by the JDK ----
+# (OpenJDK 17: sun.net.spi.DefaultProxySelector, its properties via sun.net.NetProperties)
+
+JAVA_TITLE = "Java (OpenJDK 17 DefaultProxySelector)"
+JAVA_DEFAULT_NON_PROXY = "localhost|127.*|[::1]|0.0.0.0|[::0]"  # NonProxyInfo.defStringVal
+
+
+def java_non_proxy_hosts(no_proxy: str) -> str | None:
+    """The ``http.nonProxyHosts`` that pods/java.py writes for this NO_PROXY (None: unset).
+
+    The same conversion as there (this layer may not import pods; test_java_model
+    holds the two equal): CIDRs, ``host:port`` and ``[v6]`` entries are left out,
+    ``.d`` becomes ``*.d``, a name ``d`` becomes ``d|*.d``, ``*`` replaces everything.
+    """
+    patterns: list[str] = []
+    for raw in no_proxy.split(","):
+        entry = raw.strip()
+        if not entry or "/" in entry or entry.startswith("["):
+            continue
+        if entry == "*":
+            patterns = ["*"]
+            break
+        if entry.count(":") == 1:
+            continue
+        if entry.startswith("."):
+            patterns.append("*" + entry)
+        elif any(c.isalpha() for c in entry) and ":" not in entry:
+            patterns += [entry, "*." + entry]
+        else:
+            patterns.append(entry)
+    return "|".join(dict.fromkeys(patterns)) if patterns else None
+
+
+def _java_pattern_matches(pattern: str, host: str) -> bool:
+    """DefaultProxySelector.disjunctToRegex: a ``*`` at either end is any text; one
+    elsewhere is a literal star."""
+    if pattern == "*":
+        return True
+    if len(pattern) > 1 and pattern.startswith("*") and pattern.endswith("*"):
+        return pattern[1:-1] in host
+    if pattern.startswith("*"):
+        return host.endswith(pattern[1:])
+    if pattern.endswith("*"):
+        return host.startswith(pattern[:-1])
+    return host == pattern
+
+
+def java_property_direct(non_proxy_hosts: str | None, dest: Destination) -> bool:
+    """How the JDK reads ``http.nonProxyHosts`` (also for https URLs): ``|``-separated
+    patterns, lower-cased and never trimmed, matched against the whole host as the URI
+    gives it (an IPv6 address in brackets, a final dot kept, no port); CIDRs are text.
+    The JDK's defaults are added unless the property is set and empty."""
+    value = JAVA_DEFAULT_NON_PROXY if non_proxy_hosts is None else non_proxy_hosts
+    if non_proxy_hosts:
+        value += "|" + JAVA_DEFAULT_NON_PROXY
+    host = f"[{dest.host}]" if ":" in dest.host else dest.host.lower()
+    if not host:
+        return False
+    return any(_java_pattern_matches(p.lower(), host) for p in value.split("|") if p)
+
+
+def java_direct(no_proxy: str, dest: Destination) -> bool:
+    """A JVM given the JAVA_TOOL_OPTIONS written from this NO_PROXY."""
+    return java_property_direct(java_non_proxy_hosts(no_proxy), dest)
+
+
+# Clients shown as columns besides CLIENTS, outside the default --strict set.
+EXTRA_CLIENTS: tuple[str, ...] = ("java",)
+EXTRA_RULES: Mapping[str, Callable[[str, Destination], bool]] = {"java": java_direct}
+EXTRA_TITLES: Mapping[str, str] = {"java": JAVA_TITLE}
+
+
+def decide_all(no_proxy: str, dest: Destination) -> dict[str, bool]:
+    """:func:`decide` plus the EXTRA_CLIENTS."""
+    result = decide(no_proxy, dest)
+    result.update((client, rule(no_proxy, dest)) for client, rule in EXTRA_RULES.items())
+    return result
+
+
+# --- Node.js: undici's EnvHttpProxyAgent and the proxy-from-env package ----------
+# Both read the host as WHATWG URL gives it: lower case, a final dot kept, an IPv6
+# address in brackets (canonical form), no port; NO_PROXY entries are split on commas
+# and (JavaScript) white space, and "HOST:PORT" limits an entry to one port. Neither
+# knows CIDRs or addresses beyond text: "10.0.0.0/8" matches nothing.
+
+# JavaScript's \s, which both split NO_PROXY on (with the comma)
+_JS_SPLIT = re.compile(
+    "[,\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"
+)
+_JS_HOST_PORT = re.compile(r"(.+):([0-9]+)", re.DOTALL)
+
+
+def _whatwg_number(part: str) -> int | None:
+    if part[:2] in ("0x", "0X"):
+        digits, base = part[2:] or "0", 16
+    elif len(part) > 1 and part.startswith("0"):
+        digits, base = part[1:], 8
+    else:
+        digits, base = part, 10
+    try:
+        return int(digits, base) if digits.isascii() and digits.isalnum() else None
+    except ValueError:
+        return None
+
+
+def node_host(dest: Destination) -> str | None:
+    """The host as WHATWG URL (Node's ``new URL``) gives it; None when it rejects the
+    URL: a name whose last label is a number ("www.127.0.0.1", "x10.1.2.3") must be an
+    IPv4 address, which is then normalised ("127.0.0.1." is 127.0.0.1)."""
+    ip = dest.ip
+    if ip is not None:
+        return f"[{ip.compressed}]" if ip.version == 6 else dest.host
+    parts = dest.host.split(".")
+    if len(parts) > 1 and not parts[-1]:
+        parts.pop()
+    last = parts[-1]
+    numeric = last.isascii() and (
+        last.isdigit() or (last[:2] in ("0x", "0X") and all(c in hexdigits for c in last[2:]))
+    )
+    if not numeric:
+        return dest.host
+    numbers = [_whatwg_number(p) if p else None for p in parts]
+    if len(parts) > 4 or any(n is None for n in numbers):
+        return None
+    values = [n for n in numbers if n is not None]
+    if any(n > 255 for n in values[:-1]) or values[-1] >= 256 ** (5 - len(values)):
+        return None
+    address = sum(n << (8 * (3 - i)) for i, n in enumerate(values[:-1])) + values[-1]
+    return str(ipaddress.IPv4Address(address))
+
+
+def _node_entries(no_proxy: str) -> list[tuple[str, int]]:
+    """Each non-empty entry as (host text, port or 0 for any port)."""
+    result = []
+    for entry in _JS_SPLIT.split(no_proxy):
+        if not entry:
+            continue
+        parsed = _JS_HOST_PORT.fullmatch(entry)
+        result.append((parsed.group(1), int(parsed.group(2))) if parsed else (entry, 0))
+    return result
+
+
+def undici_direct(no_proxy: str, dest: Destination) -> bool:
+    """undici 7 EnvHttpProxyAgent: '*' only as the whole value; one leading '.' or '*.'
+    is dropped, then an entry matches its name and the names below it (text only, so
+    '0.1' sends 10.96.0.1 direct); IPv6 entries need brackets."""
+    host = node_host(dest)
+    entries = _node_entries(no_proxy)
+    if host is None or not entries:
+        return False  # an invalid URL: fetch fails before any proxy decision
+    if no_proxy == "*":
+        return True
+    for text, port in entries:
+        name = re.sub(r"^\*?\.", "", text).lower()
+        if port and port != dest.port:
+            continue
+        if host == name or host[-(len(name) + 1) :] == "." + name:
+            return True
+    return False
+
+
+def proxy_from_env_direct(no_proxy: str, dest: Destination) -> bool:
+    """proxy-from-env 2.1 (1.1 matches the same way): an entry without a leading '.' or
+    '*' matches its exact name only; otherwise one leading '*' is dropped and the rest is
+    a plain text suffix ('.example.com' misses example.com; '*example.com' matches
+    'myexample.com'; a '*' anywhere in the list matches every host)."""
+    host = node_host(dest)
+    if host is None:
+        return True  # getProxyForUrl answers "" (no proxy) for a URL it cannot parse
+    value = no_proxy.lower()
+    if not value:
+        return False
+    if value == "*":
+        return True
+    for text, port in _node_entries(value):
+        if port and port != dest.port:
+            continue
+        if not text.startswith((".", "*")):
+            if host == text:
+                return True
+            continue
+        if host.endswith(text[1:] if text.startswith("*") else text):
+            return True
+    return False
+
+
+NODE_CLIENTS: tuple[str, ...] = ("undici", "proxy-from-env")
+NODE_RULES: Mapping[str, Callable[[str, Destination], bool]] = {
+    "undici": undici_direct,
+    "proxy-from-env": proxy_from_env_direct,
+}
+NODE_TITLES: Mapping[str, str] = {
+    "undici": "Node.js undici 7 EnvHttpProxyAgent (fetch)",
+    "proxy-from-env": "Node.js proxy-from-env 2.1 (axios)",
+}
+# columns besides CLIENTS, like java: outside the default --strict set
+EXTRA_CLIENTS = (*EXTRA_CLIENTS, *NODE_CLIENTS)
+EXTRA_RULES = {**EXTRA_RULES, **NODE_RULES}
+EXTRA_TITLES = {**EXTRA_TITLES, **NODE_TITLES}

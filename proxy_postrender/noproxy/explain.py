@@ -66,8 +66,9 @@ def pick(found: Sequence[Scope], cluster: str) -> Scope:
 
 
 _KIND_NOTES = {
-    "cidr4": "CIDR: wget ignores it (and curl before 7.86)",
-    "cidr6": "IPv6 CIDR: curl (7.86 to 8.17), Python requests and wget ignore it",
+    "cidr4": "CIDR: wget ignores it (and curl before 7.86); so do undici and proxy-from-env",
+    "cidr6": "IPv6 CIDR: curl (7.86 to 8.17), Python requests, wget, undici and "
+    "proxy-from-env ignore it",
     "suffix": "subdomains only for Go and wget; curl and Python also match the bare domain",
     "port": "with a port: curl and wget ignore it; Python only when the URL names the port",
     "wildcard": "'*': curl and Python honour it only as the whole value; wget never",
@@ -197,16 +198,23 @@ def check(
     destinations: Sequence[tuple[Destination, str]],
     compared: tuple[str, ...] = clients.CLIENTS,
 ) -> list[CheckRow]:
-    return [CheckRow(d, label, clients.decide(value, d), compared) for d, label in destinations]
+    # the EXTRA_CLIENTS (java) are columns too; only ``compared`` counts for agreement
+    return [CheckRow(d, label, clients.decide_all(value, d), compared) for d, label in destinations]
 
 
 def check_table(value: str, rows: Sequence[CheckRow], scope_label: str | None) -> str:
     first = max([len("destination"), *(len(str(r.destination)) for r in rows)])
     lines = [f"NO_PROXY={value}", f"# {scope_label or 'the value given with --value'}", ""]
-    header = f"{'destination':<{first}}  " + "  ".join(f"{c:<6}" for c in clients.CLIENTS)
+    columns = [
+        *clients.CLIENTS,
+        *(c for c in clients.EXTRA_CLIENTS if all(c in r.direct for r in rows)),
+    ]
+    header = f"{'destination':<{first}}  " + "  ".join(f"{c:<{max(6, len(c))}}" for c in columns)
     lines.append(header.rstrip())
     for row in rows:
-        cells = "  ".join(f"{'direct' if row.direct[c] else 'PROXY':<6}" for c in clients.CLIENTS)
+        cells = "  ".join(
+            f"{'direct' if row.direct[c] else 'PROXY':<{max(6, len(c))}}" for c in columns
+        )
         flag = "" if row.agree else "  <- clients disagree"
         label = f"  ({row.label})" if row.label else ""
         lines.append(f"{row.destination!s:<{first}}  {cells}{flag}{label}".rstrip())
@@ -218,5 +226,6 @@ def check_table(value: str, rows: Sequence[CheckRow], scope_label: str | None) -
             f"  (spec.noProxyPresets: [..., {presets.SERVICES}] adds NAME and NAME.NAMESPACE "
             "of the Services of the render)"
         )
-    lines += ["", "clients: " + ", ".join(f"{c} = {clients.TITLES[c]}" for c in clients.CLIENTS)]
+    titles = {**clients.TITLES, **clients.EXTRA_TITLES}
+    lines += ["", "clients: " + ", ".join(f"{c} = {titles[c]}" for c in columns)]
     return "\n".join(lines) + "\n"

@@ -221,11 +221,12 @@ def check_command(
         names = clients.CLIENTS
         if compared is not None:
             names = tuple(n.strip() for n in compared.split(",") if n.strip())
-        unknown = [n for n in names if n not in clients.CLIENTS]
+        known = (*clients.CLIENTS, *clients.EXTRA_CLIENTS)
+        unknown = [n for n in names if n not in known]
         if unknown or not names:
             raise UsageError(
                 f"--clients: unknown {', '.join(unknown) or 'empty list'} "
-                f"(known: {', '.join(clients.CLIENTS)})"
+                f"(known: {', '.join(known)})"
             )
         checked = value if value is not None else chosen.value
         rows = explain_mod.check(checked, wanted, names)
