@@ -289,29 +289,49 @@ JAVA_DEFAULT_NON_PROXY = "localhost|127.*|[::1]|0.0.0.0|[::0]"  # NonProxyInfo.d
 
 
 def java_non_proxy_hosts(no_proxy: str) -> str | None:
-    """The ``http.nonProxyHosts`` that pods/java.py writes for this NO_PROXY (None: unset).
-
-    The same conversion as there (this layer may not import pods; test_java_model
-    holds the two equal): CIDRs, ``host:port`` and ``[v6]`` entries are left out,
-    ``.d`` becomes ``*.d``, a name ``d`` becomes ``d|*.d``, ``*`` replaces everything.
-    """
+    """The ``http.nonProxyHosts`` for this NO_PROXY (None: none), as the JVM reads it
+    (pods/java.py writes it): ``.d`` becomes ``*.d``, a name ``d`` becomes ``d|*.d``,
+    an IPv6 address goes in brackets (the JVM compares ``[fd00::1]``), an IPv4 CIDR
+    on an octet boundary becomes its prefix with ``*`` (``10.244.*``), ``*`` replaces
+    everything. Left out, as the JVM has no form for them: other CIDRs, IPv6 CIDRs,
+    entries with a port."""
     patterns: list[str] = []
     for raw in no_proxy.split(","):
         entry = raw.strip()
-        if not entry or "/" in entry or entry.startswith("["):
+        if not entry:
             continue
         if entry == "*":
             patterns = ["*"]
             break
-        if entry.count(":") == 1:
-            continue
-        if entry.startswith("."):
-            patterns.append("*" + entry)
-        elif any(c.isalpha() for c in entry) and ":" not in entry:
-            patterns += [entry, "*." + entry]
-        else:
-            patterns.append(entry)
+        pattern = _java_pattern(entry)
+        if pattern:
+            patterns += pattern
     return "|".join(dict.fromkeys(patterns)) if patterns else None
+
+
+def _java_pattern(entry: str) -> list[str]:
+    if "/" in entry:
+        try:
+            net = ipaddress.ip_network(entry, strict=False)
+        except ValueError:
+            return []
+        if net.version != 4 or net.prefixlen % 8:
+            return []
+        octets = str(net.network_address).split(".")[: net.prefixlen // 8]
+        return [".".join(octets) + (".*" if len(octets) < 4 else "")] if octets else ["*"]
+    if entry.startswith("["):
+        return [entry] if entry.endswith("]") else []  # "[v6]:port": no port form
+    if entry.count(":") == 1:
+        return []  # host:port
+    if ":" in entry:
+        return [f"[{entry}]"]
+    if entry.startswith("*."):
+        return [entry]
+    if entry.startswith("."):
+        return ["*" + entry]
+    if any(c.isalpha() for c in entry):
+        return [entry, "*." + entry]  # a domain and its subdomains, as Go reads it
+    return [entry]  # an IPv4 address
 
 
 def _java_pattern_matches(pattern: str, host: str) -> bool:
