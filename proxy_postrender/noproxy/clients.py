@@ -387,10 +387,9 @@ def decide_all(no_proxy: str, dest: Destination) -> dict[str, bool]:
 # knows CIDRs or addresses beyond text: "10.0.0.0/8" matches nothing.
 
 # JavaScript's \s, which both split NO_PROXY on (with the comma)
-_JS_SPLIT = re.compile(
-    "[,\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"
-)
-_JS_HOST_PORT = re.compile(r"(.+):([0-9]+)", re.DOTALL)
+# compiled on first use (``re`` caches them): only the Node models need them
+_JS_SPLIT = "[,\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"
+_JS_HOST_PORT = r"(?s)(.+):([0-9]+)"
 
 
 def _whatwg_number(part: str) -> int | None:
@@ -435,10 +434,10 @@ def node_host(dest: Destination) -> str | None:
 def _node_entries(no_proxy: str) -> list[tuple[str, int]]:
     """Each non-empty entry as (host text, port or 0 for any port)."""
     result = []
-    for entry in _JS_SPLIT.split(no_proxy):
+    for entry in re.split(_JS_SPLIT, no_proxy):
         if not entry:
             continue
-        parsed = _JS_HOST_PORT.fullmatch(entry)
+        parsed = re.fullmatch(_JS_HOST_PORT, entry)
         result.append((parsed.group(1), int(parsed.group(2))) if parsed else (entry, 0))
     return result
 
