@@ -61,7 +61,8 @@ WORKLOAD_CREDENTIALS = "workload-credentials"
 CA_BUNDLE = "ca-bundle"
 # the last line of a request's CA when the ConfigMap merges it with the public roots
 CA_ROOTS = "proxy-postrender.io/ca-roots"  # the annotation naming the root set merged in
-_PEM_BLOCK = re.compile(r"-----BEGIN CERTIFICATE-----\n.*?-----END CERTIFICATE-----\n", re.S)
+# patterns compiled on first use (``re`` caches them): most runs never need them
+_PEM_BLOCK = r"(?s)-----BEGIN CERTIFICATE-----\n.*?-----END CERTIFICATE-----\n"
 
 # Helm's hook annotations, and the suffix of the copies the hooks read
 HOOK = "helm.sh/hook"
@@ -81,7 +82,7 @@ _PHASES = (
     "test",
 )
 _PHASE_ALIASES = {"test-success": "test"}
-_WEIGHT = re.compile(r"[+-]?[0-9]+")
+_WEIGHT = r"[+-]?[0-9]+"
 _MAX_NAME = 253  # a Secret's or ConfigMap's name is a DNS subdomain
 
 
@@ -97,7 +98,7 @@ def hook_of(obj: Any) -> Hook | None:
     weight = str(annotations.get(HOOK_WEIGHT) or "").strip()
     return Hook(
         tuple(p for p in _PHASES if p in named),
-        int(weight) if _WEIGHT.fullmatch(weight) else 0,
+        int(weight) if re.fullmatch(_WEIGHT, weight) else 0,
     )
 
 
@@ -279,7 +280,7 @@ def merged_bundle(pem: str, label: str, roots: str) -> tuple[str, tuple[tuple[st
     """``pem`` (the proxy's CAs first), a comment naming the root set ``label``, then the
     certificate blocks of ``roots`` in their order; and the annotation that records
     ``label``."""
-    blocks = "".join(_PEM_BLOCK.findall(roots.replace("\r\n", "\n")))
+    blocks = "".join(re.findall(_PEM_BLOCK, roots.replace("\r\n", "\n")))
     return f"{pem}# public roots: {label}\n{blocks}", ((CA_ROOTS, label),)
 
 

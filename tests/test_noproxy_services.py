@@ -116,7 +116,7 @@ def test_the_preset_adds_exactly_the_names_of_the_services() -> None:
     config = NoProxyConfig(presets=("loopback", "kubernetes", "services"))
     entries = scope.build(config)
     found = [(s.namespace, s.name) for s in _services()]
-    after, note = explain.services_preset(entries, found)
+    after, note = presets.resolve_services(entries, found)
     added = [item.entry.text for item in after[len(entries) :]]
     assert added == ["web", "web.shop", "cache", "db", "db.data"]
     assert all(i.sources == ("preset services (Services of the render)",) for i in after[-5:])

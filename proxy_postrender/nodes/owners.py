@@ -265,9 +265,7 @@ class Watch(Struct):
         self.injected += 1
         if target is None or target.planner != KUBEADM:
             return
-        spec: Any = obj
-        for step in target.paths[0]:
-            spec = spec.get(str(step)) if isinstance(spec, Mapping) else None
+        spec = dig(obj, *(str(step) for step in target.paths[0]))
         if not isinstance(spec, Mapping) or kubeadm.is_windows(spec):
             return
         where = ".".join(str(step) for step in target.paths[0])

@@ -40,14 +40,11 @@ def scopes(
         entries = scope.build(config, nets)
         notes: tuple[str, ...] = ()
         if not nets and presets.SERVICES in config.presets:
-            entries, note = services_preset(entries, services)
+            entries, note = presets.resolve_services(entries, services)
             notes = (note,)
         warnings = advice.for_list(entries, config, nets)
         result.append(Scope(label, tuple(nets), tuple(entries), tuple(warnings), notes))
     return result
-
-
-services_preset = presets.resolve_services
 
 
 def pick(found: Sequence[Scope], cluster: str) -> Scope:

@@ -42,12 +42,12 @@ def nodes_and_data(text: str) -> list[tuple[Node, Any]]:
 
 # Where a text may hold an empty or null value not written the plain way (``key:``,
 # ``key: []``, ``key: {}``): a null token, a collection token on a line of its own, with
-# spaces inside or around it, or a comment after it. Only such texts are walked.
-_ODD_EMPTY = re.compile(
-    r"(?<![^\s:,\[{])(?:~|null|Null|NULL)(?=[ \t]*(?:\r?$|#|,|\]|\}))"
+# spaces inside or around it, or a comment after it. Only such texts are walked. (A
+# string that ``re`` compiles on first use and caches: most runs never need it.)
+_ODD_EMPTY = (
+    r"(?m)(?<![^\s:,\[{])(?:~|null|Null|NULL)(?=[ \t]*(?:\r?$|#|,|\]|\}))"
     r"|\[\s+\]|\{\s+\}|^[ \t]*(?:\[\]|\{\})|:(?:[ \t]{2,}|\t)(?:\[\]|\{\})"
-    r"|(?:\[\]|\{\})[ \t]+(?:#|\r?$)",
-    re.M,
+    r"|(?:\[\]|\{\})[ \t]+(?:#|\r?$)"
 )
 _PLAIN = {"[]": " []", "{}": " {}"}
 # Every text _ODD_EMPTY matches holds one of these tokens (a null, an empty collection,
@@ -63,7 +63,7 @@ def note_spellings(text: str, root: Node, data: Any) -> Any:
     who fill such a value and take it out again give back the input's own text."""
     if not any(token in text for token in _TOKENS):
         return data
-    found = [(m.start(), m.end()) for m in _ODD_EMPTY.finditer(text)]
+    found = [(m.start(), m.end()) for m in re.finditer(_ODD_EMPTY, text)]
     if not found:
         return data
     from bisect import bisect_left
