@@ -147,6 +147,7 @@ def run(
     if request.forbid_plaintext:
         verify.no_plaintext(out.segments(), secret_backed=request.pods.secret_ref is not None)
     result.no_proxy_warnings = envs.warnings
+    result.no_proxy_notes = envs.notes
     if watch is not None:
         result.findings += [Finding(f.code, f.message, f.context) for f in watch.findings()]
     result.findings += [Finding(gap.code, gap.message) for gap in envs.gaps()]

@@ -95,6 +95,7 @@ class Result(Struct):
     objects: list[ObjectReport] = field(default_factory=list)  # if keep_objects
     # warnings about the NO_PROXY values written, per scope
     no_proxy_warnings: dict[str, list[str]] = field(default_factory=dict)
+    no_proxy_notes: dict[str, list[str]] = field(default_factory=dict)  # advice.unportable
     # False: only what the end of the stream needs is kept (bounded memory)
     keep_objects: bool = True
     # the namespaces of the workloads that now read the per-namespace objects, in order

@@ -64,7 +64,7 @@ def test_flags_alone_work() -> None:
         BAD_DOC.replace(b"3", b"\n      - name: c"),
     )
     assert proc.returncode == 0, proc.stderr
-    assert b"value: a.com,10.0.0.0/8" in proc.stdout
+    assert b"value: a.com,.a.com,10.0.0.0/8" in proc.stdout
     assert b"HTTPS_PROXY" not in proc.stdout
 
 

@@ -110,7 +110,29 @@ TRAILING_DOT_DESTINATIONS = [
 ]
 TRAILING_DOT_CASES = [(v, d) for v in TRAILING_DOT_ENTRIES for d in TRAILING_DOT_DESTINATIONS]
 
-CASES = _cases() + TRAILING_DOT_CASES
+# What the portable style writes for the Node.js clients (a name and its subdomains, an
+# IPv6 address and its bracketed twin), asked of every real program: the additions
+# must not change what the other clients decide.
+PORTABLE_ENTRIES = [
+    "corp.example,.corp.example",
+    "fd00::1,[fd00::1]",
+    "[fd00::1]",
+    "::1,[::1]",
+    "[::1]",
+    "localhost,127.0.0.1,::1,[::1]",
+]
+PORTABLE_DESTINATIONS = [
+    "http://corp.example/",
+    "https://www.corp.example:8443/",
+    "http://xcorp.example/",
+    "http://[fd00::1]/",
+    "https://[fd00::1]:8443/",
+    "http://[fd00::2]/",
+    "http://[::1]:8080/",
+]
+PORTABLE_CASES = [(v, d) for v in PORTABLE_ENTRIES for d in PORTABLE_DESTINATIONS]
+
+CASES = _cases() + TRAILING_DOT_CASES + PORTABLE_CASES
 
 
 def _require(program: str) -> str:

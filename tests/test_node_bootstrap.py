@@ -251,7 +251,7 @@ def test_secret_mode_keeps_credentials_out_of_the_kubeadm_objects() -> None:
     script = ["set -a", *data["proxy.env"].splitlines(), "set +a"]
     assert bash_values(script, ["HTTP_PROXY", "no_proxy"]) == [
         url,
-        ".svc,.cluster.local,10.0.0.0/8,localhost,127.0.0.1,::1,kubernetes,kubernetes.default,"
+        ".svc,.cluster.local,10.0.0.0/8,localhost,127.0.0.1,::1,[::1],kubernetes,kubernetes.default,"
         "kubernetes.default.svc,cluster.local",
     ]
     # the name the kubeadm objects read the files from is the Secret's

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -14,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from proxy_postrender.errors import InputError
-from proxy_postrender.noproxy import clients, discovery, scope, syntax
+from proxy_postrender.noproxy import advice, clients, discovery, scope, syntax
 from proxy_postrender.noproxy.scope import ClusterNetwork, NoProxyConfig
 from proxy_postrender.yamltext import libyaml
 from tests.helpers import GOLDEN, SHARED_PROFILE, run_cli
@@ -84,6 +85,19 @@ def _real_python(no_proxy: str, dest: clients.Destination) -> bool:
 
 @pytest.mark.parametrize(("value", "dest"), [(row[0], row[1]) for row in TABLE])
 def test_python_model_matches_requests(value: str, dest: str) -> None:
+    destination = clients.parse_destination(dest)
+    assert clients.python_direct(value, destination) == _real_python(value, destination)
+
+
+@pytest.mark.parametrize(
+    "value", ["corp.example,.corp.example", "fd00::1,[fd00::1]", "[fd00::1]", "::1,[::1]"]
+)
+@pytest.mark.parametrize(
+    "dest", ["corp.example", "www.corp.example:8443", "[fd00::1]", "[fd00::1]:443", "[::1]:8080"]
+)
+def test_python_model_matches_requests_on_what_the_portable_style_adds(
+    value: str, dest: str
+) -> None:
     destination = clients.parse_destination(dest)
     assert clients.python_direct(value, destination) == _real_python(value, destination)
 
@@ -350,10 +364,68 @@ def test_portable_style_adds_bare_domains_and_collapses_wildcards() -> None:
         ".corp.example",
         ".svc",
         "x.org",
+        ".x.org",  # the subdomains, for proxy-from-env
     ]
     wild = (*entries, syntax.parse_entry("*"))
     assert _texts(NoProxyConfig(entries=wild, presets=())) == ["*"]
     assert _texts(NoProxyConfig(entries=wild, presets=(), style="exact"))[-1] == "*"
+
+
+def test_portable_style_adds_what_the_node_clients_need() -> None:
+    """proxy-from-env matches a name entry exactly, so the subdomains are added (unless a
+    listed suffix covers them, or the name is one label); undici and proxy-from-env
+    compare an IPv6 host in brackets, so the bracketed twin follows each address."""
+    raw = ["corp.example", "a.b.corp.example", "k8s", "fd00::1", "fe80::1%eth0", "example.org:8080"]
+    config = NoProxyConfig(entries=tuple(syntax.parse_entry(e) for e in raw), presets=())
+    assert _texts(config) == [
+        "corp.example",
+        ".corp.example",  # also covers a.b.corp.example's subdomains
+        "a.b.corp.example",
+        "k8s",
+        "fd00::1",
+        "[fd00::1]",
+        "fe80::1%eth0",  # a zone has no bracketed form the Node.js clients match
+        "example.org:8080",
+    ]
+    exact = NoProxyConfig(entries=config.entries, presets=(), style="exact")
+    assert _texts(exact) == raw
+    loopback = NoProxyConfig(presets=("loopback",))
+    assert _texts(loopback) == ["localhost", "127.0.0.1", "::1", "[::1]"]
+
+
+PORTABLE_HOSTS = ["corp.example", "www.corp.example", "a.b.corp.example", "xcorp.example"]
+PORTABLE_HOSTS += ["svc.ns.svc", "ns.svc", "x.k8s.corp", "k8s.corp", "[fd00::1]", "[fd00::2]"]
+PORTABLE_HOSTS += ["[::1]", "localhost", "127.0.0.1", "api.internal", "internal", "10.1.2.3"]
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "corp.example",
+        ".corp.example",
+        "*.corp.example",
+        "corp.example,k8s.corp",
+        ".k8s.corp,fd00::1",
+        "[fd00::1],api.internal",
+        "10.1.2.3,a.b.corp.example",
+    ],
+)
+def test_the_portable_style_makes_every_client_agree_on_names_and_addresses(raw: str) -> None:
+    """Without CIDRs, ports, zones or final dots, the portable list is read the same way
+    by all seven client models (the exact one is not: that is what the style is for)."""
+    entries = tuple(syntax.parse_entry(e) for e in raw.split(","))
+    value = ",".join(_texts(NoProxyConfig(entries=entries, presets=("loopback",))))
+    for host in PORTABLE_HOSTS:
+        for url in (f"http://{host}/", f"https://{host}:8443/"):
+            answers = clients.decide_all(value, clients.parse_destination(url))
+            assert len(set(answers.values())) == 1, (value, url, answers)
+    exact = ",".join(_texts(NoProxyConfig(entries=entries, presets=("loopback",), style="exact")))
+    disagreements = [
+        host
+        for host in PORTABLE_HOSTS
+        if len(set(clients.decide_all(exact, clients.parse_destination(host)).values())) > 1
+    ]
+    assert disagreements, exact
 
 
 def test_an_explicit_apiserver_address_replaces_the_derived_one() -> None:
@@ -444,14 +516,20 @@ def test_template_variables_are_not_taken_for_networks() -> None:
     )
 
 
+def _export_value(doc: Any) -> str:
+    """The value of the first ``export NO_PROXY=`` line of a kubeadm object (quoted when
+    it holds a character the shell would expand, such as the brackets of ``[::1]``)."""
+    found = re.search(r"export NO_PROXY='?([^'\"\s]+)", str(doc))
+    assert found, doc["metadata"]["name"]
+    return found.group(1)
+
+
 def test_two_clusters_get_two_no_proxy_values_in_the_output() -> None:
     out = (GOLDEN / "capi-two-clusters" / "expected.yaml").read_text()
     values = {}
     for doc in libyaml.load_data(out):
         if isinstance(doc, dict) and doc["kind"].startswith("Kubeadm"):
-            text = str(doc)
-            exports = [p for p in text.split("'") if p.startswith("export NO_PROXY=")]
-            values[doc["metadata"]["name"]] = exports[0].split("=", 1)[1].split(",")
+            values[doc["metadata"]["name"]] = _export_value(doc).split(",")
     alpha, beta = values["alpha-control-plane"], values["beta-control-plane"]
     assert values["alpha-md-0"] == alpha
     assert {
@@ -476,8 +554,7 @@ def _exported(kind_name: str) -> str:
     out = (GOLDEN / "capi-two-clusters" / "expected.yaml").read_text()
     for doc in libyaml.load_data(out):
         if isinstance(doc, dict) and doc["metadata"]["name"] == kind_name:
-            text = str(doc)
-            return next(p for p in text.split("'") if p.startswith("export NO_PROXY="))[16:]
+            return _export_value(doc)
     raise AssertionError(kind_name)
 
 
@@ -504,8 +581,8 @@ def test_noproxy_without_a_profile_uses_the_flags_and_default_presets() -> None:
     proc = run_cli(["noproxy", "--no-proxy", " Example.COM , *.corp.example"])
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.decode().strip() == (
-        "example.com,corp.example,.corp.example,localhost,127.0.0.1,::1,kubernetes,"
-        "kubernetes.default,kubernetes.default.svc,.svc,cluster.local,.cluster.local"
+        "example.com,.example.com,corp.example,.corp.example,localhost,127.0.0.1,::1,[::1],"
+        "kubernetes,kubernetes.default,kubernetes.default.svc,.svc,cluster.local,.cluster.local"
     )
 
 
@@ -516,13 +593,16 @@ def test_noproxy_explain_names_every_source() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     text = proc.stdout.decode()
-    rows = {line.split()[0]: line for line in text.splitlines()[2:] if line and line[0] != "w"}
+    lines = text.splitlines()[2:]
+    rows = {line.split()[0]: line for line in lines if not line.startswith(("warning:", "note:"))}
     assert "spec.noProxy" in rows["internal.corp.example"]
     assert "Cluster team-a/alpha pod CIDRs" in rows["10.244.0.0/16"]
     assert "first service address" in rows["10.96.0.1"]
     assert "preset aws (AWSCluster of Cluster team-a/alpha)" in rows["fd00:ec2::254"]
     assert "wget ignores it" in rows["10.96.0.0/12"]
     assert "warning: .svc matches" in text
+    assert "note: CIDRs cannot be made portable: wget, undici and proxy-from-env" in text
+    assert "[fd00:ec2::254]" in rows and "portable style" in rows["[fd00:ec2::254]"]
     assert set(rows) == set(_exported("alpha-control-plane").split(","))
 
 
@@ -609,7 +689,9 @@ def test_profile_cluster_section_reaches_no_proxy(tmp_path: Any) -> None:
         "169.254.169.254",
         "fd00:ec2::254",
         "compute.internal",
+        ".compute.internal",
         "ec2.internal",
+        ".ec2.internal",
     ]
     assert loaded.no_proxy_config.cluster.domain == "k8s.corp"
 
@@ -667,3 +749,76 @@ def test_report_warns_when_a_cluster_endpoint_is_not_in_the_stream() -> None:
     assert "the control-plane endpoint of Cluster c is not in the stream" in report
     # the Cluster names no services: kubeadm's default and its apiserver ClusterIP
     assert b"10.1.0.0/16,10.96.0.0/12,10.96.0.1" in proc.stdout
+
+
+# --- what the Node.js clients read differently: exact-style warnings, unportable notes --
+
+
+def _advice(style: str, *raws: str) -> list[str]:
+    items = [syntax.Sourced(syntax.parse_entry(raw), ("spec.noProxy",)) for raw in raws]
+    built = scope.portable(items) if style == "portable" else items
+    return advice.for_list(built, NoProxyConfig(style=style))
+
+
+def test_the_exact_style_warns_where_the_node_clients_read_the_list_differently() -> None:
+    raws = ("corp.example", "a.k8s.corp", ".k8s.corp", "k8s", "fd00::1", "10.0.0.1")
+    node = [w for w in _advice("exact", *raws) if "Node.js" in w or "proxy-from-env" in w]
+    assert node == [
+        "corp.example: proxy-from-env (axios) matches this name only, not its subdomains "
+        "(add .corp.example, or use noProxyStyle: portable)",
+        "fd00::1: undici and proxy-from-env (Node.js) match an IPv6 host only written in "
+        "brackets, which noProxyStyle: portable adds ([fd00::1])",
+    ]
+    assert not [w for w in _advice("portable", *raws) if "proxy-from-env" in w]
+
+
+def test_cidrs_are_a_note_once_per_list_and_name_the_clients_that_ignore_them() -> None:
+    items = [
+        syntax.Sourced(syntax.parse_entry(raw), ("spec.noProxy",))
+        for raw in ("10.0.0.0/8", "10.96.0.0/12", "fd00::/8", "a.example")
+    ]
+    assert advice.unportable(items) == [
+        "CIDRs cannot be made portable: wget, undici and proxy-from-env (Node.js) ignore "
+        "10.0.0.0/8, 10.96.0.0/12 (Java also 10.96.0.0/12): they reach those addresses "
+        "through the proxy unless the address itself is listed (host names are read alike)"
+    ]
+    assert advice.unportable(items[2:]) == []  # IPv6 CIDRs are a warning of for_list
+    wildcard = [*items, syntax.Sourced(syntax.parse_entry("*"), ("spec.noProxy",))]
+    assert advice.unportable(wildcard) == []  # '*': nothing goes through the proxy
+
+
+def test_report_and_krm_give_the_cidr_note_as_a_note_not_a_warning() -> None:
+    demo = GOLDEN.parent / "demo"
+    report = run_cli(
+        ["--profile", str(demo / "profile.yaml"), "--report"],
+        (demo / "rendered.yaml").read_bytes(),
+    )
+    assert report.returncode == 0, report.stderr
+    lines = report.stderr.decode().splitlines()
+    notes = [line for line in lines if "cannot be made portable" in line]
+    assert notes == [
+        "  note NO_PROXY (workloads): CIDRs cannot be made portable: wget, undici and "
+        "proxy-from-env (Node.js) ignore 10.0.0.0/8, 10.244.0.0/16, 10.96.0.0/12 (Java also "
+        "10.96.0.0/12): they reach those addresses through the proxy unless the address "
+        "itself is listed (host names are read alike)"
+    ]
+    names_only = run_cli(
+        ["--http-proxy", "http://p:1", "--no-proxy", "a.example", "--report"],
+        (demo / "rendered.yaml").read_bytes(),
+    )
+    assert names_only.returncode == 0 and b"cannot be made portable" not in names_only.stderr
+    items = (
+        "\n- apiVersion: apps/v1\n  kind: Deployment\n  metadata:\n    name: web\n  spec:\n"
+        "    template:\n      spec:\n        containers:\n        - name: app\n"
+    )
+    resource_list = (
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:"
+        + items
+        + "functionConfig:\n"
+        + "".join("  " + line + "\n" for line in (demo / "profile.yaml").read_text().splitlines())
+    )
+    krm = run_cli([], resource_list.encode())
+    assert krm.returncode == 0, krm.stderr
+    (out,) = libyaml.load_data(krm.stdout.decode())
+    found = [r for r in out["results"] if "cannot be made portable" in r["message"]]
+    assert [r["severity"] for r in found] == ["info"]

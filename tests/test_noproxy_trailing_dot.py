@@ -120,7 +120,7 @@ def _warnings(*raws: str) -> list[str]:
 
 def test_a_fully_qualified_entry_without_its_plain_form_is_advised() -> None:
     [warning] = _warnings("corp.example.")
-    assert warning.startswith("corp.example. ends in a dot: Go, Python and wget")
+    assert warning.startswith("corp.example. ends in a dot: Go, Python, wget, Java and Node.js")
     assert "add corp.example for names written without it" in warning
     both = _warnings(".svc.cluster.local.", "svc.cluster.local.")
     assert ["add .svc.cluster.local " in w for w in both] == [True, False]

@@ -245,7 +245,7 @@ def test_a_subcommand_word_wins_over_a_file_of_that_name(tmp_path: Path) -> None
     (tmp_path / "noproxy").write_text(PROFILE)
     sub = run_cli(["noproxy", "--no-proxy", "a.example"], cwd=tmp_path)
     assert sub.returncode == 0, sub.stderr
-    assert sub.stdout.decode().startswith("a.example,localhost,")
+    assert sub.stdout.decode().startswith("a.example,.a.example,localhost,")
     for argv in (["./noproxy"], ["--profile", "noproxy"]):
         proc = run_cli(argv, DEPLOYMENT, cwd=tmp_path)
         assert proc.returncode == 0, proc.stderr

@@ -158,7 +158,7 @@ def test_profile_flags_override_and_replace(tmp_path: Path) -> None:
     overrides = records.Overrides(http_proxy="http://b:2", no_proxy="y.com,z.com")
     loaded = loader.load(path, overrides=overrides, environ={})
     assert loaded.http_proxy == "http://b:2"
-    assert syntax.join(item.entry for item in loaded.no_proxy()) == "y.com,z.com"
+    assert syntax.join(item.entry for item in loaded.no_proxy()) == "y.com,.y.com,z.com,.z.com"
     flags_only = loader.load(
         None, overrides=records.Overrides(https_proxy="http://c:3"), environ={}
     )

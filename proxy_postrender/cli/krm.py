@@ -131,10 +131,12 @@ def _results(result: Result) -> list[dict[str, Any]]:
             entry["resourceRef"] = _ref(finding.context)
         entry["tags"] = {"code": finding.code, "strict": str(finding.strict).lower()}
         results.append(entry)
-    for scope, warnings in result.no_proxy_warnings.items():
-        results += [
-            {"message": f"NO_PROXY ({scope}): {w}", "severity": "warning"} for w in warnings
-        ]
+    notes = (("warning", result.no_proxy_warnings), ("info", result.no_proxy_notes))
+    for severity, found in notes:
+        for scope, texts in found.items():
+            results += [
+                {"message": f"NO_PROXY ({scope}): {t}", "severity": severity} for t in texts
+            ]
     return results
 
 

@@ -37,9 +37,10 @@ def summary(result: Result, *, removing: bool = False, warnings: Sequence[str] =
     lines += [f"  warning profile: {warning}" for warning in warnings]
     lines += [f"  warning {warning}" for warning in result.warnings]
     lines += [f"  warning {finding}".replace("\n", "\\n") for finding in result.findings]
-    scopes: dict[str, list[str]] = {}  # the same warning once, with every scope it is about
-    for scope, warnings in result.no_proxy_warnings.items():
-        for warning in warnings:
-            scopes.setdefault(warning, []).append(scope)
-    lines += [f"  warning NO_PROXY ({'; '.join(s)}): {w}" for w, s in scopes.items()]
+    for kind, found in (("warning", result.no_proxy_warnings), ("note", result.no_proxy_notes)):
+        scopes: dict[str, list[str]] = {}  # the same text once, with every scope it is about
+        for scope, texts in found.items():
+            for text in texts:
+                scopes.setdefault(text, []).append(scope)
+        lines += [f"  {kind} NO_PROXY ({'; '.join(s)}): {t}" for t, s in scopes.items()]
     return "\n".join(lines) + "\n"

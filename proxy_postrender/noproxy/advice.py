@@ -80,9 +80,12 @@ def for_list(
             )
     if any(item.entry.kind == "cidr" and ":" in item.entry.text for item in entries):
         warnings.append(
-            "IPv6 CIDRs are ignored by curl (7.86 to 8.17), Python requests and wget: list the "
-            "IPv6 addresses those clients call, or expect them to use the proxy"
+            "IPv6 CIDRs are ignored by curl (7.86 to 8.17), Python requests, wget, Java and "
+            "Node.js (undici, proxy-from-env): list the IPv6 addresses those clients call, or "
+            "expect them to use the proxy"
         )
+    if config.style == "exact":
+        warnings += _exact_for_node(mine, entries)
     for net in discovered:
         warnings += [
             f"{field} is a template variable still, left out of NO_PROXY: expand it first "
@@ -97,10 +100,64 @@ def for_list(
                 "unless an entry covers it (its domain, e.g. .elb.amazonaws.com, or its CIDR)"
             )
     if "*" in texts and len(texts) > 1:
-        warnings.append("'*' among other entries: curl and Python honour '*' only on its own")
+        warnings.append(
+            "'*' among other entries: curl, Python and undici honour '*' only on its own "
+            "(Go and proxy-from-env send every host direct)"
+        )
     elif "*" in texts:
         warnings.append("NO_PROXY is '*': no request goes through the proxy (wget ignores '*')")
     return warnings
+
+
+def _exact_for_node(mine: Sequence[Sourced], entries: Sequence[Sourced]) -> list[str]:
+    """What the portable style would have added for the Node.js clients, as warnings
+    about the user's entries in the exact style."""
+    warnings = []
+    texts = {item.entry.text for item in entries}
+    suffixes = [i.entry.text for i in entries if i.entry.kind == "suffix" and i.entry.port is None]
+    for item in mine:
+        entry = item.entry
+        if entry.port is not None:
+            continue
+        below = "." + entry.text
+        if (
+            entry.kind == "domain"
+            and "." in entry.text.rstrip(".")
+            and not any(below.endswith(s) for s in suffixes)
+        ):
+            warnings.append(
+                f"{entry.text}: proxy-from-env (axios) matches this name only, not its "
+                f"subdomains (add {below}, or use noProxyStyle: portable)"
+            )
+        if entry.kind == "ip" and ":" in entry.text and f"[{entry.text}]" not in texts:
+            warnings.append(
+                f"{entry.text}: undici and proxy-from-env (Node.js) match an IPv6 host only "
+                f"written in brackets, which noProxyStyle: portable adds ([{entry.text}])"
+            )
+    return warnings
+
+
+def java_reads(entry: syntax.NoProxyEntry) -> bool:
+    """Whether the JVM's http.nonProxyHosts has a form for a CIDR entry (an IPv4 prefix on
+    an octet boundary, as pods/java.py writes it)."""
+    network = ipaddress.ip_network(entry.text, strict=False)
+    return network.version == 4 and network.prefixlen % 8 == 0
+
+
+def unportable(entries: Sequence[Sourced]) -> list[str]:
+    """What no style can make every client read: IPv4 CIDRs (IPv6 ones are warned about
+    in :func:`for_list`). A note, not a warning: every cluster's list holds some."""
+    cidrs = [i.entry for i in entries if i.entry.kind == "cidr" and ":" not in i.entry.text]
+    if not cidrs or any(item.entry.kind == "wildcard" for item in entries):
+        return []
+    java = [entry.text for entry in cidrs if not java_reads(entry)]
+    return [
+        "CIDRs cannot be made portable: wget, undici and proxy-from-env (Node.js) ignore "
+        + ", ".join(entry.text for entry in cidrs)
+        + (f" (Java also {', '.join(java)})" if java else "")
+        + ": they reach those addresses through the proxy unless the address itself is "
+        "listed (host names are read alike)"
+    ]
 
 
 def _fully_qualified(entries: Sequence[Sourced], texts: set[str]) -> list[str]:
@@ -132,9 +189,9 @@ def _fully_qualified(entries: Sequence[Sourced], texts: set[str]) -> list[str]:
         if plain.text in texts or (plain.port is None and covered(plain)):
             continue
         warnings.append(
-            f"{item.entry.text} ends in a dot: Go, Python and wget match it only for host names "
-            f"written with the final dot (curl for both forms); add {plain.text} for names "
-            "written without it"
+            f"{item.entry.text} ends in a dot: Go, Python, wget, Java and Node.js match it only "
+            f"for host names written with the final dot (curl for both forms); add "
+            f"{plain.text} for names written without it"
         )
     return warnings
 

@@ -68,12 +68,14 @@ class Environments:
         self._cache: dict[tuple[ClusterNetwork, ...], Env] = {}
         # warnings about each NO_PROXY written: "workloads" or the clusters' labels
         self.warnings: dict[str, list[str]] = {}
+        self.notes: dict[str, list[str]] = {}  # what no style can make portable, per scope
         # what each NO_PROXY given to an object sends through the proxy (coverage.check)
         self._gaps: dict[str, list[coverage.Gap]] = {}
         self._workloads_used = False
         if config is not None and env:
             entries = scope.build(config)
             self.warnings[WORKLOADS] = advice.for_list(entries, config)
+            self.notes[WORKLOADS] = advice.unportable(entries)
 
     def gaps(self) -> list[coverage.Gap]:
         """The coverage gaps of the NO_PROXY values objects got, each said once, its message
@@ -107,6 +109,7 @@ class Environments:
         if networks:
             label = "nodes of " + ", ".join(net.label for net in networks)
             self.warnings[label] = advice.for_list(entries, config, networks)
+            self.notes[label] = advice.unportable(entries)
         value = syntax.join(item.entry for item in entries)
         if networks:
             gaps = coverage.check(value, networks, workloads=False)

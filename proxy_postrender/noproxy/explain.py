@@ -43,6 +43,7 @@ def scopes(
             entries, note = presets.resolve_services(entries, services)
             notes = (note,)
         warnings = advice.for_list(entries, config, nets)
+        notes += tuple(advice.unportable(entries))
         result.append(Scope(label, tuple(nets), tuple(entries), tuple(warnings), notes))
     return result
 
@@ -64,19 +65,24 @@ def pick(found: Sequence[Scope], cluster: str) -> Scope:
 
 _KIND_NOTES = {
     "cidr4": "CIDR: wget ignores it (and curl before 7.86); so do undici and proxy-from-env",
-    "cidr6": "IPv6 CIDR: curl (7.86 to 8.17), Python requests, wget, undici and "
+    "cidr6": "IPv6 CIDR: curl (7.86 to 8.17), Python requests, wget, Java, undici and "
     "proxy-from-env ignore it",
-    "suffix": "subdomains only for Go and wget; curl and Python also match the bare domain",
+    "suffix": "subdomains only for Go, wget, Java and proxy-from-env; curl, Python and undici "
+    "also match the bare domain",
+    "bracketed": "IPv6 in brackets: undici and proxy-from-env match it; the others ignore it",
     "port": "with a port: curl and wget ignore it; Python only when the URL names the port",
-    "wildcard": "'*': curl and Python honour it only as the whole value; wget never",
+    "wildcard": "'*': curl, Python and undici honour it only as the whole value; wget never",
 }
 
 
 def note(entry: syntax.NoProxyEntry) -> str:
     if entry.port is not None:
         return _KIND_NOTES["port"]
+    if entry.kind == "cidr" and ":" in entry.text:
+        return _KIND_NOTES["cidr6"]
     if entry.kind == "cidr":
-        return _KIND_NOTES["cidr4" if ":" not in entry.text else "cidr6"]
+        java = "" if advice.java_reads(entry) else "; Java too (not on an octet boundary)"
+        return _KIND_NOTES["cidr4"] + java
     return _KIND_NOTES.get(entry.kind, "")
 
 

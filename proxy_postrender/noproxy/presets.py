@@ -28,10 +28,18 @@ PRESETS: Mapping[str, tuple[str, ...]] = {
         ".{domain}",
     ),
     # instance metadata (IPv4 and the Nitro IPv6 endpoint), and the private DNS names
-    # of instances: REGION.compute.internal, ec2.internal in us-east-1 (a domain entry:
-    # all four clients match its subdomains). Load-balancer names (*.elb.amazonaws.com)
-    # and VPC endpoints cannot be known here: spec.noProxy
-    "aws": ("169.254.169.254", "fd00:ec2::254", "compute.internal", "ec2.internal"),
+    # of instances: REGION.compute.internal, ec2.internal in us-east-1 (the domain
+    # entries match their subdomains for every client but proxy-from-env, which needs
+    # the suffix entries). Load-balancer names (*.elb.amazonaws.com) and VPC endpoints
+    # cannot be known here: spec.noProxy
+    "aws": (
+        "169.254.169.254",
+        "fd00:ec2::254",
+        "compute.internal",
+        ".compute.internal",
+        "ec2.internal",
+        ".ec2.internal",
+    ),
     # instance metadata and the platform's WireServer
     "azure": ("169.254.169.254", "168.63.129.16"),
     # instance metadata by address and by its names; the fully qualified form too: Go,

@@ -127,13 +127,20 @@ def build(config: NoProxyConfig, discovered: Sequence[ClusterNetwork] = ()) -> l
 
 
 def portable(entries: list[Sourced]) -> list[Sourced]:
-    """Make the list mean the same to Go, curl, Python and wget where it can.
+    """Make the list mean the same to every modelled client where it can.
 
-    - ``*`` anywhere: curl and Python honour it only as the whole value, so the
-      value becomes ``*``;
-    - ``.example.com``: Go and wget skip the bare domain that curl and Python
-      include, so ``example.com`` is added in front of it (not for a single
-      label such as ``.svc``: nobody calls the bare host ``svc``).
+    - ``*`` anywhere: curl, Python and undici honour it only as the whole value
+      (proxy-from-env anywhere), so the value becomes ``*``;
+    - ``.example.com``: Go, wget and proxy-from-env skip the bare domain that curl,
+      Python and undici include, so ``example.com`` is added in front of it (not for
+      a single label such as ``.svc``: nobody calls the bare host ``svc``);
+    - ``example.com`` from spec.noProxy: proxy-from-env matches that name only, the
+      others its subdomains too, so ``.example.com`` is added after it unless a
+      listed suffix already covers them (not for a single label);
+    - an IPv6 address: undici and proxy-from-env compare the host in brackets, so
+      ``[fd00::1]`` is added after ``fd00::1``.
+
+    CIDRs cannot be made portable: :func:`proxy_postrender.noproxy.advice.unportable`.
     """
     wildcard = [item for item in entries if item.entry.kind == "wildcard"]
     if wildcard:
@@ -141,17 +148,34 @@ def portable(entries: list[Sourced]) -> list[Sourced]:
         note = f"portable style: '*' alone ({dropped} other entries dropped)"
         return [Sourced(wildcard[0].entry, (*wildcard[0].sources, note))] if dropped else wildcard
     present = {item.entry.text for item in entries}
+    suffixes = [
+        item.entry.text
+        for item in entries
+        if item.entry.kind == "suffix" and item.entry.port is None
+    ]
     result: list[Sourced] = []
+
+    def add(text: str, entry: syntax.NoProxyEntry, why: str) -> None:
+        present.add(text)
+        result.append(Sourced(entry, (f"portable style: {why}",)))
+
     for item in entries:
-        if item.entry.kind == "suffix" and item.entry.port is None:
-            bare = item.entry.text[1:]
-            if "." in bare and bare not in present:
-                present.add(bare)
-                result.append(
-                    Sourced(
-                        syntax.parse_entry(bare),
-                        (f"portable style: the bare domain of {item.entry.text}",),
-                    )
-                )
+        entry = item.entry
+        if entry.kind == "suffix" and entry.port is None:
+            bare = entry.text[1:]
+            if "." in bare.rstrip(".") and bare not in present:
+                add(bare, syntax.parse_entry(bare), f"the bare domain of {entry.text}")
         result.append(item)
+        if entry.port is not None:
+            continue
+        if entry.kind == "domain" and "spec.noProxy" in item.sources:
+            below = "." + entry.text
+            covered = below in present or any(below.endswith(s) for s in suffixes)
+            if "." in entry.text.rstrip(".") and not covered:
+                suffixes.append(below)
+                add(below, syntax.parse_entry(below), f"the subdomains of {entry.text}")
+        elif entry.kind == "ip" and ":" in entry.text and "%" not in entry.text:
+            twin = syntax.bracketed(entry)
+            if twin.text not in present:
+                add(twin.text, twin, f"{entry.text} in brackets")
     return result

@@ -36,8 +36,15 @@ class NoProxyEntryError(ValueError):
 
 class NoProxyEntry(Struct, frozen=True):
     text: str  # normalised form, as written to NO_PROXY
-    kind: str  # "wildcard" | "domain" | "suffix" | "ip" | "cidr"
+    kind: str  # "wildcard" | "domain" | "suffix" | "ip" | "cidr" | "bracketed"
     port: int | None = None
+
+
+def bracketed(entry: NoProxyEntry) -> NoProxyEntry:
+    """An IPv6 address entry written in brackets (``[fd00::1]``): how undici and
+    proxy-from-env compare an IPv6 host; the other clients never match it. Only the
+    portable style makes one: :func:`parse_entry` reads ``[fd00::1]`` as ``fd00::1``."""
+    return NoProxyEntry(f"[{entry.text}]", "bracketed")
 
 
 def _check_port(entry: str, port: str) -> int:

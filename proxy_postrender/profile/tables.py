@@ -470,8 +470,8 @@ SPEC = section(
     Option(
         "noProxyStyle",
         choice(*STYLES),
-        "`portable`: write what Go, curl, Python and wget read alike where possible; "
-        "`exact`: write the entries as normalised, nothing added.",
+        "`portable`: write what Go, curl, Python, wget, Java and Node.js read alike where "
+        "possible; `exact`: write the entries as normalised, nothing added.",
         "portable",
         "check",
     ),
