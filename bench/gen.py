@@ -9,7 +9,10 @@ Charts (rendered by the real Helm in the benchmark):
 - :func:`write_capi_chart`: Cluster API clusters (Cluster, DockerCluster,
   KubeadmControlPlane, DockerMachineTemplate, KubeadmConfigTemplate,
   MachineDeployment; v1beta1) with ``files`` and ``preKubeadmCommands``;
-- :func:`write_tiny_chart`: one ConfigMap and one Deployment (cold start).
+- :func:`write_tiny_chart`: one ConfigMap and one Deployment (cold start);
+- :func:`write_flow_items_chart`: N Deployments with one container each, whose
+  ports and env entries are flow mappings in a block sequence
+  (``- {name: A, value: "1"}``), as many charts write them.
 
 One flow-style document: :func:`write_flow_deployment` (a JSON Deployment of N bytes,
 the case that cost minutes per MiB through the round-trip dump).
@@ -27,7 +30,7 @@ Command line, for trying things by hand::
     python bench/gen.py stream-bytes OUT.yaml 200000000
     python bench/gen.py crds OUT.yaml 10000000
     python bench/gen.py flow OUT.yaml 1048576
-    python bench/gen.py chart|crd-chart|capi-chart|tiny-chart DIR [N]
+    python bench/gen.py chart|flow-items-chart|crd-chart|capi-chart|tiny-chart DIR [N]
 """
 
 from __future__ import annotations
@@ -100,6 +103,60 @@ def _chart(directory: Path, name: str, values: str, templates: dict[str, str]) -
 def write_chart(directory: Path, count: int) -> Path:
     """A chart rendering ``count`` Deployments (init container + two containers each)."""
     return _chart(directory, "bench", f"count: {count}\n", {"deployments.yaml": DEPLOYMENTS})
+
+
+# --------------------------------------------------------------------------- flow-item chart
+
+# Ports, env entries and volume mounts written as one flow mapping per sequence item,
+# the way many charts template short entries, with plain and quoted values and nested
+# flow mappings among them.
+FLOW_ITEM_DEPLOYMENTS = """{{- range $i := until (int .Values.count) }}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: svc-{{ $i }}
+  labels: {app.kubernetes.io/name: svc-{{ $i }}, app.kubernetes.io/instance: {{ $.Release.Name }}}
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app.kubernetes.io/name: svc-{{ $i }}}
+  template:
+    metadata:
+      labels: {app.kubernetes.io/name: svc-{{ $i }}}
+      annotations: {prometheus.io/scrape: "true", prometheus.io/port: "9090"}
+    spec:
+      containers:
+        - name: svc
+          image: "registry.example.com/svc:{{ $i }}"
+          args: [--port=8080, "--metrics-addr=:9090"]
+          ports:
+            - {name: http, containerPort: 8080, protocol: TCP}
+            - {name: metrics, containerPort: 9090, protocol: TCP}
+          env:
+            - {name: LOG_LEVEL, value: "info"}
+            - {name: WORKERS, value: "{{ add 1 (mod $i 4) }}"}
+            - {name: REGION, value: eu-west-1}
+            - {name: POD_IP, valueFrom: {fieldRef: {fieldPath: status.podIP}}}
+          volumeMounts:
+            - {name: data, mountPath: /data}
+            - {name: tmp, mountPath: /tmp, readOnly: false}
+          resources:
+            limits: {cpu: 250m, memory: 128Mi}
+            requests: {cpu: 50m, memory: 64Mi}
+      volumes:
+        - {name: data, emptyDir: {}}
+        - {name: tmp, emptyDir: {medium: Memory}}
+{{- end }}
+"""
+
+
+def write_flow_items_chart(directory: Path, count: int) -> Path:
+    """A chart rendering ``count`` Deployments of one container each, whose ports, env
+    entries, mounts and volumes are flow mappings as block sequence items."""
+    return _chart(
+        directory, "flowitems", f"count: {count}\n", {"deployments.yaml": FLOW_ITEM_DEPLOYMENTS}
+    )
 
 
 # --------------------------------------------------------------------------- tiny chart
@@ -873,7 +930,8 @@ def write_flow_deployment(path: Path, size: int) -> int:
 
 def main(argv: list[str]) -> None:
     usage = (
-        "usage: gen.py stream|stream-bytes|crds|flow|chart|crd-chart|capi-chart|tiny-chart OUT [N]"
+        "usage: gen.py stream|stream-bytes|crds|flow|chart|flow-items-chart|crd-chart|capi-chart"
+        "|tiny-chart OUT [N]"
     )
     if len(argv) < 2:
         raise SystemExit(usage)
@@ -889,6 +947,8 @@ def main(argv: list[str]) -> None:
         write_flow_deployment(out, number or 1 << 20)
     elif what == "chart":
         write_chart(out, number or 500)
+    elif what == "flow-items-chart":
+        write_flow_items_chart(out, number or 500)
     elif what == "crd-chart":
         write_crd_chart(out, number or 10_000_000)
     elif what == "capi-chart":

@@ -128,6 +128,40 @@ CASES = [
     "a: {?b: c}\n",  # found by fuzzing: flow plain scalars starting with '?' or ':'
     "a: {:b: c}\n",
     "a: [?b, :c, -d]\n",
+    # issue 21: flow collections as block sequence items, values on the line after a key
+    'a:\n- {name: A, value: "1"}\n- {name: B, valueFrom: {fieldRef: {fieldPath: x}}}\n',
+    "a:\n  - [x, y]   # c\n  - []\n  - {}\n  -   {b: c}\n",
+    "a:\n  {}\nb:\n    []  # none\nc:\n  # later\n  {d: 1}\n",
+    "a:\n  - b: 1\n    c:\n      {}\n  -\n    [x]\n",
+    "a:\n  \"x\"\nb:\n  'y'\nc:\n  z   # c\nd:\n  ~\ne:\n  7\n",
+]
+
+# Shapes around the new ones that must still be declined, or refused by libyaml (then
+# declined here too): a flow collection used as a key, text after it, a collection
+# that continues on the next line, a value on the next line that continues, a block
+# scalar header on the next line, a value at its key's indentation.
+HARD_CASES = [
+    "a:\n- {b: c}: d\n",
+    "a:\n- [b]: c\n",
+    "a:\n- {b: c} d\n",
+    "a:\n- {b: c,\n   d: e}\n",
+    "a:\n- [b,\n  c]\n",
+    "a:\n  {b: c}\n  d: e\n",
+    "a:\n  x\n  y\n",
+    "a:\n  x\n    y\n",
+    "a:\n  |\n  x\n",
+    "a:\n  >-\n    x\n",
+    "a:\n{}\n",
+    "a:\n  &x {}\n",
+    "a:\n  !!map {}\n",
+    "a:\n  *x\n",
+    "a:\n  - {b: c}\n  {d: e}\n",
+    "a:\n  x: y\n  {}\n",
+    "- {a: b}\n",
+    "{a: b}\n",
+    "a:\n  'x'\n  'y'\n",
+    "a:\n  [x] # c\n   y\n",
+    "a:\n- {b: [c, {d: e]}\n",
 ]
 
 
@@ -141,7 +175,121 @@ def test_hand_picked_common_cases_are_read() -> None:
         assert check_segment(text), text
 
 
-SEEDS = [text for _, text in _inputs()] + CASES
+NEW_SHAPES = [text for text in CASES if "{name: A" in text or "[x, y]" in text] + [
+    text for text in CASES if text.startswith(("a:\n  {}", "a:\n  - b: 1", 'a:\n  "x"'))
+]
+
+
+def test_flow_items_and_values_on_the_next_line_are_read() -> None:
+    """Issue 21: charts write env and ports as "- {name: A, value: "1"}", and Helm's
+    toYaml with nindent writes an empty map on the line after its key."""
+    assert len(NEW_SHAPES) == 5
+    for text in NEW_SHAPES:
+        assert check_segment(text), text
+
+
+@pytest.mark.parametrize("text", HARD_CASES)
+def test_hard_shapes_next_to_the_new_ones_are_declined(text: str) -> None:
+    with pytest.raises(blockread.Declined) as declined:
+        blockread.read(text)
+    assert declined.value.reason
+    check_segment(text)  # and never read otherwise than libyaml reads it
+
+
+def test_declined_says_why() -> None:
+    for text, reason in [
+        ("a:\n- {b: c}: d\n", "text after a value"),
+        ('{"a": 1}\n', "a flow collection at the root (JSON)"),
+        ("a:\n  x\n  y\n", "indentation"),
+        ("a: &x 1\n", "value starts with '&'"),
+    ]:
+        with pytest.raises(blockread.Declined) as declined:
+            blockread.read(text)
+        assert declined.value.reason == reason, text
+
+
+def test_a_flow_item_keeps_the_positions_libyaml_gives() -> None:
+    text = 'a:\n  - {name: A, value: "1"}  # c\n'
+    node, data = blockread.read(text)
+    assert data == {"a": [{"name": "A", "value": "1"}]}
+    assert isinstance(node, tree.MappingNode)
+    items = node.value[0][1]
+    assert isinstance(items, tree.SequenceNode) and items.block
+    item = items.value[0]
+    assert isinstance(item, tree.MappingNode) and not item.block
+    assert (item.start, item.end) == (text.index("{"), text.index("}") + 1)
+    check_segment(text)
+
+
+# Documents in the shapes issue 21 added, built from parts: flow collections as items
+# and values (one line), values on the line after their key, comments, at several
+# indentations. The fast reader must read each exactly as libyaml does; the well-formed
+# ones (all but the "odd" parts) it must read at all.
+FLOW_SCALARS = ["x", "'q y'", '"d\\tz"', "1", "true", "~", "-x", "a b", "1.5", "256Mi", ""]
+ODD_PARTS = ["{a: b}: c", "[a] x", "{a: b", "&x {}", "x\n{pad}  y", "|\n{pad}  z"]
+
+
+@st.composite
+def flow_text(draw: st.DrawFn, depth: int = 0) -> str:
+    if depth < 2 and draw(st.booleans()):
+        items = draw(st.lists(flow_text(depth + 1), max_size=3))
+        if draw(st.booleans()):
+            return "[" + ", ".join(items) + "]"
+        keys = draw(st.lists(st.sampled_from("abcde"), max_size=len(items), unique=True))
+        return "{" + ", ".join(f"{k}: {v}" for k, v in zip(keys, items, strict=False)) + "}"
+    return draw(st.sampled_from([s for s in FLOW_SCALARS if s]))
+
+
+@st.composite
+def flow_shaped(draw: st.DrawFn) -> tuple[str, bool]:
+    """(text, whether it holds an odd part)."""
+    lines: list[str] = []
+    odd = False
+    pad = " " * draw(st.sampled_from([0, 2, 4]))
+    lines.append("root:")
+    for n in range(draw(st.integers(1, 4))):
+        key = f"{pad}  k{n}:"
+        shape = draw(st.sampled_from(["items", "next-line", "same-line", "odd"]))
+        if shape == "items":
+            lines.append(key)
+            dash = pad + draw(st.sampled_from(["  ", "    ", ""]))
+            if dash == pad and n > 0:
+                dash += "  "
+            for _ in range(draw(st.integers(1, 3))):
+                lines.append(f"{dash}- {draw(flow_text())}")
+                if draw(st.booleans()):
+                    lines.append(f"{dash}  # comment")
+        elif shape == "next-line":
+            lines.append(key)
+            if draw(st.booleans()):
+                lines.append(f"{pad}    # comment")
+            value = draw(st.one_of(flow_text(), st.sampled_from(FLOW_SCALARS[:6])))
+            lines.append(f"{pad}    {value}" + draw(st.sampled_from(["", "  # c", " "])))
+        elif shape == "same-line":
+            lines.append(f"{key} {draw(flow_text())}")
+        else:
+            odd = True
+            part = draw(st.sampled_from(ODD_PARTS)).replace("{pad}", pad + "  ")
+            lines.append(f"{key}\n{pad}  - {part}" if draw(st.booleans()) else f"{key} {part}")
+    return "\n".join(lines) + "\n", odd
+
+
+@FUZZ_SETTINGS
+@given(flow_shaped())
+def test_flow_shaped_documents_read_as_libyaml_reads_them(found: tuple[str, bool]) -> None:
+    text, odd = found
+    try:
+        libyaml.compose(text)
+    except ParseError:
+        valid = False
+    else:
+        valid = True
+    accepted = check_segment(text)
+    if valid and not odd:
+        assert accepted, text
+
+
+SEEDS = [text for _, text in _inputs()] + CASES + HARD_CASES
 
 
 @st.composite

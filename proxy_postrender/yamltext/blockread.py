@@ -9,7 +9,10 @@ never correctness.
 The subset: one document of block mappings and block sequences, LF line
 breaks, no tabs; plain scalars on one line; single- and double-quoted scalars
 on one line (common escapes); literal block scalars and simple folded ones;
-flow collections on one line; comments anywhere. Not read: anchors, aliases,
+flow collections on one line, as mapping values and as sequence items
+(``- {name: A, value: "1"}``); a one-line value on the line after its key
+(``annotations:`` then ``{}``, as Helm's ``toYaml | nindent`` writes it); comments
+anywhere. Not read: anchors, aliases,
 tags, merge keys, complex keys, directives, multi-line plain, quoted or flow
 values, duplicate keys, CR line breaks. The reader is checked against libyaml
 node by node (``tests/test_blockread.py``).
@@ -34,13 +37,19 @@ from proxy_postrender.yamltext.tree import MappingNode, Node, ScalarNode, Sequen
 
 
 class Declined(Exception):
-    """The text is outside the subset this reader reads exactly."""
+    """The text is outside the subset this reader reads exactly; ``reason`` says which
+    part of it (a short phrase, the same for every text declined for that reason:
+    ``bench/coverage.py`` counts them)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 # Characters libyaml refuses or reads as line breaks, plus tab, CR and BOM:
 # any of them sends the document to the full parser.
 _UNREAD = re.compile(
-    "[\t\r\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]"
+    r"[\t\r\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]"
 )
 _DOUBLE = re.compile(r'"((?:[^"\\]|\\.)*)"')
 _SINGLE = re.compile(r"'((?:[^']|'')*)'")
@@ -388,9 +397,18 @@ class _Reader:
             s = self.stripped[j]
             dash = _is_dash(s)
             if jcol > col or (jcol == col and dash and indentless_ok):
-                if not dash and not _looks_like_key(s):
-                    raise Declined("multi-line scalar")
-                return self.node_at(j)
+                if dash or _looks_like_key(s):
+                    return self.node_at(j)
+                if jcol == col:
+                    raise Declined("value at the indentation of its key")
+                # A value on the line after its key ("annotations:" then "{}", as
+                # Helm's toYaml with nindent writes it): one line, whatever follows
+                # is the caller's (a deeper line after it is declined there: a
+                # multi-line scalar).
+                if s[0] == "|" or s[0] == ">":
+                    raise Declined("block scalar header on the line after its key")
+                node, data = self.inline(s, self.starts[j] + jcol)
+                return node, data, j + 1
         # nothing nested: null, marked just after the indicator
         return ScalarNode(mark, mark, "", "", True), None, i + 1
 
@@ -435,7 +453,7 @@ class _Reader:
             s = self.stripped[i]
             rest = s[1:].lstrip(" ")
             rest_offset = starts[i] + col + len(s) - len(rest)
-            if rest and rest[0] != "#" and _looks_like_key(rest):
+            if rest and _looks_like_key(rest):
                 self.depth += 1  # a mapping in the item: one level deeper
                 if self.depth > MAX_DEPTH:
                     raise Declined("nested too deeply")
@@ -488,7 +506,9 @@ def _check_tail(s: str, end: int) -> None:
 
 
 def _looks_like_key(s: str) -> bool:
-    """Whether a line's content is a ``key: value`` (or ``key:``) entry."""
+    """Whether a line's content is a ``key: value`` (or ``key:``) entry (not a comment,
+    and not a flow collection, which may hold ``: `` but is a value: as a key, it is
+    declined where it is read)."""
     first = s[0]
     if first == '"' or first == "'":
         match = (_DOUBLE if first == '"' else _SINGLE).match(s)
@@ -496,7 +516,7 @@ def _looks_like_key(s: str) -> bool:
             return False
         tail = s[match.end() :].lstrip(" ")
         return tail[:1] == ":" and (len(tail) == 1 or tail[1] == " ")
-    if first == "#":
+    if first in "#[{":
         return False
     colon = s.find(": ")
     comment = s.find(" #")
@@ -656,6 +676,8 @@ def _read(text: str, memo: _Memo | None) -> tuple[Node, Any]:
         if i >= reader.n:
             raise Declined("no content")
         s = reader.stripped[i]
+    if s[0] == "{" or s[0] == "[":
+        raise Declined("a flow collection at the root (JSON)")
     if reader.indent[i] or not _looks_like_key(s) or s[0] == "%":
         raise Declined("the document is not a block mapping at column 0")
     try:

@@ -23,15 +23,31 @@ from proxy_postrender.yamltext.tree import MappingNode, Node, ScalarNode, Sequen
 # is far larger than any object could be is refused rather than parsed.
 MAX_PARSED_BYTES = 8 * 1024 * 1024
 
+# What the readers did, counted when a caller sets this to a dict (``bench/coverage.py``):
+# (what was read, how) -> documents. What: "target" (a document the engine may change),
+# "check" (spliced output read back), "other" (documents only looked at). How: "fast"
+# (the block reader) or "declined: " and the block reader's reason (libyaml then). Left
+# None, counting costs one test per document.
+COUNTS: dict[tuple[str, str], int] | None = None
+
+
+def _count(what: str, declined: blockread.Declined | None) -> None:
+    assert COUNTS is not None
+    key = (what, "fast" if declined is None else f"declined: {declined.reason}")
+    COUNTS[key] = COUNTS.get(key, 0) + 1
+
 
 def nodes_and_data(text: str) -> list[tuple[Node, Any]]:
     """Every document of ``text`` as its node tree and its data; ParseError when invalid,
     LimitError past a bound."""
     try:
         node, data = blockread.read(text)
-    except blockread.Declined:
-        pass
+    except blockread.Declined as exc:
+        if COUNTS is not None:
+            _count("target", exc)
     else:
+        if COUNTS is not None:
+            _count("target", None)
         if _over_bound(text, node):
             raise too_many(MAX_NODES)
         return [(node, note_spellings(text, node, data))]
@@ -156,11 +172,18 @@ def load_documents(text: str, *, spliced: bool = False) -> list[Any] | None:
     (it is read back without the node bound)."""
     try:
         if spliced:
-            return [blockread.read_data(text)]
-        node, data = blockread.read(text)
-        return None if _over_bound(text, node) else [data]
-    except blockread.Declined:
-        pass
+            found = blockread.read_data(text)
+        else:
+            node, found = blockread.read(text)
+            if _over_bound(text, node):
+                return None
+    except blockread.Declined as exc:
+        if COUNTS is not None:
+            _count("check" if spliced else "other", exc)
+    else:
+        if COUNTS is not None:
+            _count("check" if spliced else "other", None)
+        return [found]
     from proxy_postrender.yamltext import libyaml
 
     try:
