@@ -4,7 +4,7 @@ Each document is passed through as raw text unless it holds a target. Target
 documents are read with positions (:mod:`proxy_postrender.yamltext.read`),
 planned by the planner the target table names (:mod:`proxy_postrender.planners`),
 and changed by splicing text; the result is verified
-(:func:`proxy_postrender.verify.equivalent`), and only when the splice is
+(:func:`proxy_postrender.verify.verified`), and only when the splice is
 refused or does not verify does the round-trip fallback run (and is verified
 the same way). At the end of the stream come the objects the run generates
 (:mod:`proxy_postrender.generated`) and the output gates. What the run saw of
@@ -304,7 +304,7 @@ def _rewrite(
     segment: stream.Segment, docs: list[tuple[Node, Any]], changes: list[list[Op]], index: int
 ) -> tuple[str, str]:
     """The segment with ``changes`` made: spliced, else dumped by the round-trip fallback;
-    either is written only when :func:`verify.equivalent` accepts it."""
+    either is written only when the verification step (:func:`verify.verified`) accepts it."""
     # the data as the change should leave it (changed in place: nothing reads it later)
     expected = [data for _, data in docs]
     for data, doc_ops in zip(expected, changes, strict=True):
@@ -318,11 +318,16 @@ def _rewrite(
     style = next((s for s in styles if s is not None), splice.Style())
     try:
         edits: list[splice.Edit] = []
+        trace: list[tuple[Op | None, list[splice.Edit]]] = []
         for (node, _), doc_ops, doc_style in zip(docs, changes, styles, strict=True):
             if doc_ops and doc_style is not None:
-                edits.extend(splice.edits_for(segment.text, node, doc_ops, doc_style, newline))
+                edits.extend(
+                    splice.edits_for(segment.text, node, doc_ops, doc_style, newline, trace)
+                )
         spliced = _same_ending(segment.text, splice.apply_edits(segment.text, edits))
-        if verify.equivalent(spliced, expected):
+        # the splice's own edits, for the step to prove it from (one document per segment)
+        evidence = verify.Evidence(segment.text, docs[0][0], trace) if len(docs) == 1 else None
+        if verify.verified(spliced, expected, evidence):
             return spliced, "splice"
         why = "the spliced text did not read back as planned"
     except splice.Unsupported as exc:
@@ -342,7 +347,7 @@ def _rewrite(
         dumped = None  # the round-trip parser is stricter than libyaml (found by fuzzing)
     if dumped is not None:
         dumped = _same_ending(segment.text, dumped)
-        if verify.equivalent(dumped, expected):
+        if verify.verified(dumped, expected):
             return dumped, "roundtrip"
     context = _context(segment, index, docs[0][1] if docs else None)
     hint = (

@@ -9,6 +9,8 @@
 - ``splice``: carry operations out as text edits; ``scalars``: YAML scalars that
   read back exactly; ``libyaml``: the C parser and the round-trip fallback dump;
   ``loader``: the safe loader both readers resolve scalars with;
+- ``check``: prove a splice right from its edits and what it inserted (the
+  verification step's cheap path; what it cannot prove is read back in full);
 - ``spool``: the output held until the run has succeeded.
 
 May import: structs, errors, redact, objects.

@@ -429,7 +429,17 @@ def _to_edit(
     raise TypeError(op)
 
 
-def edits_for(text: str, root: Node, ops: list[Op], style: Style, newline: str) -> list[Edit]:
+def edits_for(
+    text: str,
+    root: Node,
+    ops: list[Op],
+    style: Style,
+    newline: str,
+    trace: list[tuple[Op | None, list[Edit]]] | None = None,
+) -> list[Edit]:
+    """The edits that carry out ``ops``; ``trace`` (when given) gets each operation with
+    the edits made for it (None for the edits of a flow collection), for the check of
+    :mod:`check`."""
     if text and not text.endswith("\n"):
         style = structs.replace(style, literal=False)
     # a document whose first key is double-quoted writes JSON: so do its new flow entries
@@ -447,9 +457,15 @@ def edits_for(text: str, root: Node, ops: list[Op], style: Style, newline: str) 
     for op in sorted(ops, key=lambda op: -len(op.path)):
         if not _flow_change(root, op, flow, quote):
             edit = _to_edit(text, root, op, style, newline, quote)
-            edits.extend(edit if isinstance(edit, list) else [edit])
+            made = edit if isinstance(edit, list) else [edit]
+            edits.extend(made)
+            if trace is not None:
+                trace.append((op, made))
     for path, change in flow.items():
-        edits.extend(change.edits(text, resolve(root, path), newline))
+        made = change.edits(text, resolve(root, path), newline)
+        edits.extend(made)
+        if trace is not None:
+            trace.append((None, made))
     return edits
 
 
