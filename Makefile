@@ -8,7 +8,7 @@ TOOLS := $(CURDIR)/.cache/tools
 HELM3 := $(TOOLS)/helm3/helm
 HELM4 := $(TOOLS)/helm4/helm
 
-.PHONY: venv demo test lint validate bench bench-profile helm clients golden fuzz docs clean
+.PHONY: venv demo test test-pure test-compiled compiled lint validate bench bench-profile helm clients golden fuzz docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,13 +32,45 @@ clients:
 	bash tools/install-clients.sh
 	bash tools/install-node-clients.sh $(CURDIR)/.cache/node-clients
 
-## test: install what the tests need and run the whole suite
-test: $(STAMP) helm clients
+## test: install what the tests need and run the whole suite (pure build), then the
+## compiled build's share (test-compiled)
+test: test-pure test-compiled
+
+test-pure: $(STAMP) helm clients
 	HELM3_BIN=$(HELM3) HELM4_BIN=$(HELM4) $(BIN)/python -m pytest
 
+## compiled: the mypyc build as a wheel in its own venv, $(CVENV) (docs/compiled.md); never
+## in the source tree, never editable. Rebuilt when a source file changes.
+CVENV := .venv-compiled
+CBIN := $(CVENV)/bin
+CSTAMP := $(CVENV)/.installed
+# what the bench can run: PROXY_POSTRENDER_COMPILED (docs/compiled.md)
+COMPILED_SCRIPT := $(CURDIR)/$(CBIN)/proxy-postrender
+
+$(CSTAMP): pyproject.toml hatch_build.py $(shell find proxy_postrender -name '*.py' -o -name '*.json')
+	test -x $(CBIN)/python || $(PYTHON) -m venv $(CVENV)
+	$(CBIN)/pip install --quiet --disable-pip-version-check '.[test]'
+	PROXY_POSTRENDER_COMPILE=1 $(CBIN)/pip install --quiet --disable-pip-version-check \
+	  --force-reinstall --no-deps .
+	$(CBIN)/proxy-postrender --version | grep -q 'compiled with mypyc'
+	touch $@
+
+compiled: $(CSTAMP)
+
+## test-compiled: the golden, property, fuzz-smoke, depth and end-to-end tests against the
+## compiled build, and both builds byte for byte (tests/test_builds.py)
+COMPILED_TESTS := tests/test_builds.py tests/test_golden.py tests/test_properties.py \
+  tests/test_fuzz.py tests/test_structs.py tests/test_bad_inputs.py tests/test_hostile.py \
+  tests/test_helm_e2e.py tests/test_pipelines.py tests/test_krm.py tests/test_cli.py
+
+test-compiled: $(STAMP) $(CSTAMP) helm
+	PROXY_POSTRENDER_EXPECT_BUILD=compiled HELM3_BIN=$(HELM3) HELM4_BIN=$(HELM4) \
+	  $(CBIN)/python -m pytest -q -p no:cacheprovider $(COMPILED_TESTS) \
+	  $(wildcard tests/test_depth.py)
+
 lint: $(STAMP)
-	$(BIN)/ruff check proxy_postrender tests bench
-	$(BIN)/ruff format --check proxy_postrender tests bench
+	$(BIN)/ruff check proxy_postrender tests bench hatch_build.py
+	$(BIN)/ruff format --check proxy_postrender tests bench hatch_build.py
 	$(BIN)/mypy
 
 ## validate: schema-check the demo output (kubeconform when on PATH, else kubernetes-validate)
@@ -84,4 +116,4 @@ golden: $(STAMP)
 	$(BIN)/python -m tests.update_golden
 
 clean:
-	rm -rf $(VENV) .cache .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(CVENV) .cache .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -479,7 +479,7 @@ def setup_tools(tmp: Path) -> Tools:
     # (its install hook builds a private venv with pip: once per bench run).
     src = tmp / "plugin-src"
     src.mkdir()
-    for name in ("pyproject.toml", "README.md", "plugin.yaml"):
+    for name in ("pyproject.toml", "hatch_build.py", "README.md", "plugin.yaml"):
         shutil.copy(ROOT / name, src / name)
     shutil.copytree(package, src / "proxy_postrender", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ROOT / "plugin", src / "plugin")

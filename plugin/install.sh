@@ -9,8 +9,14 @@
 # plugin whose install hook failed:
 #     sh "$(helm env HELM_PLUGINS)/<plugin dir>/plugin/install.sh"
 #
+# The build: compiled with mypyc when a C compiler (${CC:-cc}) and the Python
+# headers are there (docs/compiled.md), pure Python otherwise or when compiling
+# fails; one line says which.
+#
 # Environment:
-#   PROXY_POSTRENDER_PYTHON  interpreter to build the venv with (default python3)
+#   PROXY_POSTRENDER_PYTHON   interpreter to build the venv with (default python3)
+#   PROXY_POSTRENDER_COMPILE  0: pure Python without trying; 1: compiled or fail;
+#                             unset: compiled when possible
 set -eu
 
 event=${1:-install}
@@ -64,16 +70,51 @@ fi
 src=$(mktemp -d "${TMPDIR:-/tmp}/proxy-postrender-src.XXXXXX")
 trap 'rm -rf -- "$src"' EXIT
 # Only what the package build reads: a checkout also holds caches and venvs.
-(cd "$plugin_dir" && tar -cf - --exclude='__pycache__' pyproject.toml README.md proxy_postrender) |
+(cd "$plugin_dir" && tar -cf - --exclude='__pycache__' --exclude='*.so' --exclude='*.pyd' \
+    pyproject.toml hatch_build.py README.md proxy_postrender) |
     (cd "$src" && tar -xf -) ||
     die "could not copy $plugin_dir to $src"
 
+# Why the build cannot be compiled here, or nothing when it can.
+no_compile_reason() {
+    compiler=${CC:-cc}
+    command -v "${compiler%% *}" >/dev/null 2>&1 || {
+        echo "no C compiler ('${compiler%% *}' not found)"
+        return
+    }
+    "$venv/bin/python" -c 'import os, sys, sysconfig
+sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' ||
+        echo "no Python headers (Python.h; on Debian/Ubuntu: the python3-dev package)"
+}
+
+pip_install() {  # the pure build and the dependencies (replacing a compiled build)
+    PROXY_POSTRENDER_COMPILE=0 "$venv/bin/python" -m pip install --disable-pip-version-check \
+        --no-input --quiet --upgrade --force-reinstall --no-deps "$src" &&
+        PROXY_POSTRENDER_COMPILE=0 "$venv/bin/python" -m pip install \
+            --disable-pip-version-check --no-input --quiet "$src" ||
+        die "pip install failed; fix the cause above and re-run: sh \"$plugin_dir/plugin/install.sh\""
+}
+
 say "installing proxy-postrender from $plugin_dir into $venv (pip downloads the dependencies)"
-"$venv/bin/python" -m pip install --disable-pip-version-check --no-input --quiet \
-    --upgrade "$src" ||
-    die "pip install failed; fix the cause above and re-run: sh \"$plugin_dir/plugin/install.sh\""
-
-[ -x "$venv/bin/proxy-postrender" ] ||
-    die "pip finished but $venv/bin/proxy-postrender is missing"
-
+case ${PROXY_POSTRENDER_COMPILE:-} in
+0) reason="PROXY_POSTRENDER_COMPILE=0" ;;
+1) reason= ;;
+*) reason=$(no_compile_reason) ;;
+esac
+pip_install
+build="pure Python ($reason)"
+if [ -z "$reason" ]; then
+    log=$venv/compile.log
+    say "compiling with mypyc (a minute or two; output in $log)"
+    if PROXY_POSTRENDER_COMPILE=1 "$venv/bin/python" -m pip install --disable-pip-version-check \
+        --no-input --force-reinstall --no-deps "$src" >"$log" 2>&1; then
+        build="compiled with mypyc"
+    elif [ "${PROXY_POSTRENDER_COMPILE:-}" = 1 ]; then
+        cat "$log" >&2
+        die "compiling failed (PROXY_POSTRENDER_COMPILE=1); the output is above and in $log"
+    else
+        build="pure Python (compiling failed: see $log)"
+    fi
+fi
+say "build: $build"
 say "ready: $venv/bin/proxy-postrender"

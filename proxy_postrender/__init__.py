@@ -27,3 +27,20 @@ __version__ = "0.1.0"
 # typing module itself is never imported at run time (it costs start-up time);
 # type checkers take any name TYPE_CHECKING as true.
 TYPE_CHECKING = False
+
+
+def build() -> str:
+    """Which build runs: ``"compiled"`` (mypyc extensions) or ``"pure"`` (Python source).
+
+    Read from where the engine module comes from, without importing it."""
+    from importlib.util import find_spec
+
+    spec = find_spec("proxy_postrender.engine")
+    origin = spec.origin if spec is not None else None
+    return "pure" if origin is None or origin.endswith(".py") else "compiled"
+
+
+def version_line() -> str:
+    """``proxy-postrender 0.1.0 (compiled with mypyc)`` or ``... (pure Python)``."""
+    kind = "compiled with mypyc" if build() == "compiled" else "pure Python"
+    return f"proxy-postrender {__version__} ({kind})"

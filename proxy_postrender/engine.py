@@ -252,12 +252,12 @@ def _read(segment: stream.Segment, index: int) -> list[tuple[Node, Any]]:
     except LimitError as exc:
         context = DocumentContext(index, segment.line, source=segment.helm_source())
         raise InputError(exc.problem, context) from None
-    except ParseError as exc:
+    except ParseError as error:  # not `exc` again: compiled, one name has one type
         line = segment.line
-        if exc.offset is not None:
-            line += segment.text.count("\n", 0, exc.offset)
+        if error.offset is not None:
+            line += segment.text.count("\n", 0, error.offset)
         context = DocumentContext(index, segment.line, source=segment.helm_source())
-        raise InputError(f"invalid YAML at line {line}: {exc.problem}", context) from None
+        raise InputError(f"invalid YAML at line {line}: {error.problem}", context) from None
 
 
 def _process_parsed(

@@ -6,13 +6,17 @@ usage or a bad profile.
 
 from __future__ import annotations
 
-from proxy_postrender.structs import Struct
+from proxy_postrender import TYPE_CHECKING
+from proxy_postrender.structs import FrozenStruct
+
+if TYPE_CHECKING:
+    from typing import ClassVar
 
 EXIT_INPUT = 1
 EXIT_USAGE = 2
 
 
-class DocumentContext(Struct, frozen=True):
+class DocumentContext(FrozenStruct):
     """Where in the stream a problem was found, for one-line error messages."""
 
     index: int  # 1-based position of the document in the stream
@@ -37,13 +41,15 @@ class DocumentContext(Struct, frozen=True):
 class ProxyPostrenderError(Exception):
     """Base class: every error the tool reports carries an exit code."""
 
-    exit_code = EXIT_INPUT
+    # a class variable: compiled (mypyc), an attribute without ClassVar is per instance
+    # and set only by the class's own __init__, which these classes mostly lack
+    exit_code: ClassVar[int] = EXIT_INPUT
 
 
 class InputError(ProxyPostrenderError):
     """The manifest stream cannot be processed."""
 
-    exit_code = EXIT_INPUT
+    exit_code: ClassVar[int] = EXIT_INPUT
 
     def __init__(self, message: str, context: DocumentContext | None = None) -> None:
         super().__init__(message)
@@ -59,10 +65,10 @@ class InputError(ProxyPostrenderError):
 class ProfileError(ProxyPostrenderError):
     """The proxy profile (file, flags or environment) is invalid."""
 
-    exit_code = EXIT_USAGE
+    exit_code: ClassVar[int] = EXIT_USAGE
 
 
 class UsageError(ProxyPostrenderError):
     """The command line is invalid."""
 
-    exit_code = EXIT_USAGE
+    exit_code: ClassVar[int] = EXIT_USAGE

@@ -44,7 +44,7 @@ from proxy_postrender.nodes.kubeadm import secret_data
 from proxy_postrender.objects import GENERATED, annotations_of, walk_objects
 from proxy_postrender.pods.selection import CA_KEY
 from proxy_postrender.result import Earlier, Hook
-from proxy_postrender.structs import Struct, replace
+from proxy_postrender.structs import FrozenStruct, replace
 from proxy_postrender.yamltext.read import load_documents
 from proxy_postrender.yamltext.splice import block_lines
 
@@ -120,7 +120,7 @@ def for_hooks(request: Request) -> Request:
     return request if pods is request.pods else replace(request, pods=pods)
 
 
-class Made(Struct, frozen=True):
+class Made(FrozenStruct):
     """One object the run emits."""
 
     kind: str

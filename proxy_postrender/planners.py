@@ -19,7 +19,7 @@ from proxy_postrender.nodes import clusterclass, kubeadm
 from proxy_postrender.noproxy.environments import NODES, WORKLOADS, Environments, ObjectEnv
 from proxy_postrender.objects import Path
 from proxy_postrender.pods import workloads
-from proxy_postrender.structs import Struct
+from proxy_postrender.structs import FrozenStruct
 
 if TYPE_CHECKING:
     from typing import Any
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from proxy_postrender.targets import Target
 
 
-class Planner(Struct, frozen=True):
+class Planner(FrozenStruct):
     plan: Callable[[Mapping[str, Any], Path, Target, ObjectEnv, Any], Plan | None]
     settings: Callable[[Request], Any]  # its part of the request (None: the planner is off)
     scope: str  # whose NO_PROXY its objects get: WORKLOADS or NODES

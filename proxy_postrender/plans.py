@@ -7,13 +7,13 @@ run generates need to know about it (:mod:`proxy_postrender.generated`).
 
 from __future__ import annotations
 
-from proxy_postrender.structs import Struct, field
+from proxy_postrender.structs import FrozenStruct, Struct, field
 from proxy_postrender.yamltext.ops import Op
 
 Env = tuple[tuple[str, str], ...]
 
 
-class SecretRef(Struct, frozen=True):
+class SecretRef(FrozenStruct):
     """A Secret an object reads from."""
 
     name: str

@@ -42,8 +42,8 @@ _PATTERNS = {
     # characters that must not reach a terminal or a log line raw: controls (C0 but the
     # newline, DEL, C1), line and paragraph separators, direction marks and overrides,
     # and surrogate escapes (bytes of the input that are no UTF-8)
-    "unsafe": "[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069"
-    "\ud800-\udfff]",
+    "unsafe": r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069"
+    r"\ud800-\udfff]",
 }
 _COMPILED: dict[str, re.Pattern[str]] = {}
 

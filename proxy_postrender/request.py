@@ -6,18 +6,18 @@ from proxy_postrender.fields.setters import FieldSettings
 from proxy_postrender.nodes.kubeadm import NodeSettings
 from proxy_postrender.noproxy.scope import NoProxyConfig
 from proxy_postrender.pods.selection import WorkloadSettings
-from proxy_postrender.structs import Struct, field
+from proxy_postrender.structs import FrozenStruct, field
 from proxy_postrender.targets import BUILT_IN, TargetTable
 
 
-class CredentialSecret(Struct, frozen=True):
+class CredentialSecret(FrozenStruct):
     """The Secret the workloads read the proxy URLs from, when the run emits it."""
 
     name: str
     data: tuple[tuple[str, str], ...]  # key -> proxy URL (with its credentials)
 
 
-class Request(Struct, frozen=True):
+class Request(FrozenStruct):
     env: tuple[tuple[str, str], ...]  # the workloads' variables; empty to remove everything
     pods: WorkloadSettings = field(default_factory=WorkloadSettings)
     nodes: NodeSettings | None = None  # None: leave Cluster API kubeadm objects alone

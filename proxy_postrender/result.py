@@ -8,10 +8,10 @@ from proxy_postrender.errors import DocumentContext, InputError
 from proxy_postrender.nodes import owners
 from proxy_postrender.noproxy import coverage
 from proxy_postrender.plans import Env, Plan, SecretRef
-from proxy_postrender.structs import Struct, field
+from proxy_postrender.structs import FrozenStruct, Struct, field
 
 
-class Code(Struct, frozen=True):
+class Code(FrozenStruct):
     """A kind of warning: its name, and whether ``--strict`` (``spec.strict``) makes a
     warning of it an error."""
 
@@ -26,7 +26,7 @@ CODES: Mapping[str, Code] = {
 }
 
 
-class Finding(Struct, frozen=True):
+class Finding(FrozenStruct):
     """A warning with a code (a key of :data:`CODES`) and the object it is about."""
 
     code: str
@@ -47,7 +47,7 @@ class Finding(Struct, frozen=True):
         return InputError(f"{self.message} [{self.code}; --strict]", self.context)
 
 
-class Earlier(Struct, frozen=True):
+class Earlier(FrozenStruct):
     """An object an earlier run generated, met in the stream."""
 
     made_by: str
@@ -61,7 +61,7 @@ class Earlier(Struct, frozen=True):
         return f"{self.kind} {self.namespace + '/' if self.namespace else ''}{self.name}"
 
 
-class Hook(Struct, frozen=True):
+class Hook(FrozenStruct):
     """A Helm hook: the phases of its ``helm.sh/hook`` annotation and its weight."""
 
     phases: tuple[str, ...]

@@ -5,10 +5,25 @@ is imported: about 1 ms per class here, half of the tool's start-up. A
 :class:`Struct` subclass gets the same behaviour from methods defined once:
 fields from the class annotations in order (base classes first), defaults from
 class attributes or :func:`field`, keyword or positional construction, field
-equality, a ``Name(field=value, ...)`` repr, and with ``frozen=True`` no
-assignment after construction and a hash. :func:`replace` is
-``dataclasses.replace``. Type checkers read the classes as dataclasses
+equality and a ``Name(field=value, ...)`` repr. A :class:`FrozenStruct` subclass
+is also frozen (no assignment after construction) and hashable. :func:`replace`
+is ``dataclasses.replace``. Type checkers read the classes as dataclasses
 (``dataclass_transform``).
+
+The compiled build (mypyc, docs/compiled.md) sets two rules, which hold in both
+builds so that the pure build's tests catch a break:
+
+- **Frozen is a base class, never a class keyword.** mypyc builds a class from
+  its name, bases and namespace only: ``class C(Struct, frozen=True)`` would
+  lose ``frozen`` there and make an unhashable, mutable record. Keywords are
+  refused.
+- **Records are ordinary Python classes.** The metaclass keeps mypyc from
+  making them native classes (which have no ``__dict__`` and no annotations to
+  read the fields from). Their methods are still compiled. This module is
+  not compiled itself: mypyc cannot compile a subclass of ``type``.
+
+Struct classes declare no ``ClassVar``: compiled, an annotation is a type
+object and a class variable would be read as a field.
 """
 
 from __future__ import annotations
@@ -19,7 +34,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, ClassVar, TypeVar, dataclass_transform
 
-    S = TypeVar("S", bound="Struct")
+    S = TypeVar("S", bound="StructBase")
 else:
 
     def dataclass_transform(**_kwargs: object) -> Callable[[type], type]:
@@ -46,36 +61,72 @@ def field(*, default_factory: Callable[[], Any]) -> Any:
 _MISSING = object()
 
 
-@dataclass_transform(field_specifiers=(field,))
-class Struct:
-    _fields: ClassVar[tuple[str, ...]] = ()
-    _defaults: ClassVar[dict[str, Any]] = {}
+def _frozen_setattr(self: StructBase, name: str, value: Any) -> None:
+    raise FrozenInstanceError(f"cannot assign to field {name!r}")
 
-    def __init_subclass__(cls, *, frozen: bool = False, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        names = list(cls._fields)
-        defaults = dict(cls._defaults)
-        # the class's own annotations (inspect.get_annotations would import inspect)
-        own = cls.__dict__.get("__annotations__", {})  # noqa: RUF063
-        for name, annotation in own.items():
-            if str(annotation).startswith("ClassVar"):
-                continue
-            if name not in names:
-                names.append(name)
-            if name in cls.__dict__:
-                defaults[name] = cls.__dict__[name]
-                if isinstance(defaults[name], _Factory):
-                    delattr(cls, name)
-            elif defaults and name not in defaults:
-                raise TypeError(f"{cls.__name__}: field {name} without a default follows one with")
+
+def _frozen_delattr(self: StructBase, name: str) -> None:
+    raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+
+def _hash(self: StructBase) -> int:
+    return hash(self._values())
+
+
+class StructMeta(type):
+    """Reads the fields of a record class from its annotations when it is created."""
+
+    _fields: tuple[str, ...]
+    _defaults: dict[str, Any]
+
+    def __new__(
+        mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any
+    ) -> StructMeta:
+        if kwargs:
+            raise TypeError(
+                f"{name}: class keywords ({', '.join(kwargs)}) are not supported: a compiled "
+                "build drops them; derive from FrozenStruct for a frozen record"
+            )
+        cls = super().__new__(mcs, name, bases, namespace)
+        names: list[str] = []
+        defaults: dict[str, Any] = {}
+        for base in reversed(cls.__mro__[1:]):
+            if isinstance(base, StructMeta):
+                names += [name for name in base._fields if name not in names]
+                defaults.update(base._defaults)
+        # the class's own annotations (inspect.get_annotations would import inspect);
+        # strings in the pure build (``from __future__ import annotations``), type
+        # objects in the compiled one
+        own = namespace.get("__annotations__", {})
+        for field_name, annotation in own.items():
+            if str(annotation).startswith(("ClassVar", "typing.ClassVar")):
+                raise TypeError(f"{name}: a record class declares no ClassVar ({field_name})")
+            if field_name not in names:
+                names.append(field_name)
+            if field_name in namespace:
+                defaults[field_name] = namespace[field_name]
+                if isinstance(defaults[field_name], _Factory):
+                    delattr(cls, field_name)
+            elif defaults and field_name not in defaults:
+                raise TypeError(f"{name}: field {field_name} without a default follows one with")
         cls._fields = tuple(names)
         cls._defaults = defaults
-        if frozen:
+        if any(getattr(base, "_frozen_record", False) for base in cls.__mro__):
             cls.__setattr__ = _frozen_setattr  # type: ignore[method-assign,assignment]
             cls.__delattr__ = _frozen_delattr  # type: ignore[method-assign,assignment]
             cls.__hash__ = _hash  # type: ignore[method-assign,assignment]
         else:
             cls.__hash__ = None  # type: ignore[assignment]  # as a mutable dataclass
+        return cls
+
+
+class StructBase(metaclass=StructMeta):
+    """What :class:`Struct` and :class:`FrozenStruct` share (two bases, not one
+    the other's: a frozen dataclass cannot derive from a mutable one)."""
+
+    if TYPE_CHECKING:  # set by the metaclass; not fields
+        _fields: ClassVar[tuple[str, ...]]
+        _defaults: ClassVar[dict[str, Any]]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         fields = self._fields
@@ -102,7 +153,7 @@ class Struct:
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
             return NotImplemented
-        assert isinstance(other, Struct)
+        assert isinstance(other, StructBase)
         return self._values() == other._values()
 
     def __repr__(self) -> str:
@@ -111,16 +162,16 @@ class Struct:
         return f"{type(self).__qualname__}({inner})"
 
 
-def _frozen_setattr(self: Struct, name: str, value: Any) -> None:
-    raise FrozenInstanceError(f"cannot assign to field {name!r}")
+@dataclass_transform(field_specifiers=(field,))
+class Struct(StructBase):
+    """A mutable record (``@dataclass``): equality by fields, unhashable."""
 
 
-def _frozen_delattr(self: Struct, name: str) -> None:
-    raise FrozenInstanceError(f"cannot delete field {name!r}")
+@dataclass_transform(field_specifiers=(field,), frozen_default=True)
+class FrozenStruct(StructBase):
+    """A frozen record (``@dataclass(frozen=True)``): no assignment, hashable."""
 
-
-def _hash(self: Struct) -> int:
-    return hash(self._values())
+    _frozen_record = True
 
 
 def replace(record: S, **changes: Any) -> S:

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 
 from proxy_postrender import TYPE_CHECKING
 from proxy_postrender.objects import LIST_KINDS, Path, group_kind
-from proxy_postrender.structs import Struct, field
+from proxy_postrender.structs import FrozenStruct, field
 
 if TYPE_CHECKING:
     from typing import Any
@@ -32,7 +32,7 @@ CUSTOM_PLANNERS = (PODS, FIELDS)  # the planners a profile's spec.targets can na
 FIELD_VALUES = ("httpProxy", "httpsProxy", "noProxy", "caBundle", "caBundleBase64")
 
 
-class Target(Struct, frozen=True):
+class Target(FrozenStruct):
     group: str
     kind: str
     planner: str
@@ -123,7 +123,7 @@ def _merge(old: Target, new: Target) -> Target:
     )
 
 
-class TargetTable(Struct, frozen=True):
+class TargetTable(FrozenStruct):
     """The targets of one run, one entry per (API group, kind)."""
 
     by_kind: Mapping[tuple[str, str], Target] = field(default_factory=dict)

@@ -13,6 +13,14 @@ FIXTURES = ROOT / "fixtures"
 GOLDEN = FIXTURES / "golden"
 SHARED_PROFILE = GOLDEN / "profile.yaml"
 
+# which build the tests run against: "pure" (the source tree, the default) or
+# "compiled" (the mypyc wheel in .venv-compiled: `make test-compiled`); conftest.py
+# refuses to run when the modules imported are not of that build
+EXPECTED_BUILD = os.environ.get("PROXY_POSTRENDER_EXPECT_BUILD", "pure")
+VERSION_LINE = "proxy-postrender 0.1.0 ({})".format(
+    {"pure": "pure Python", "compiled": "compiled with mypyc"}.get(EXPECTED_BUILD, EXPECTED_BUILD)
+)
+
 
 def run_cli(
     args: Sequence[str],

@@ -20,7 +20,7 @@ from tests.e2e import (
     run,
     tool,
 )
-from tests.helpers import FIXTURES, ROOT, SHARED_PROFILE
+from tests.helpers import EXPECTED_BUILD, FIXTURES, ROOT, SHARED_PROFILE
 from tests.validate import schema_errors
 
 pytestmark = pytest.mark.e2e
@@ -44,7 +44,7 @@ def helm4_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, s
     base = tmp_path_factory.mktemp("helm4")
     plugin_src = base / "proxy-postrender"
     plugin_src.mkdir()
-    for name in ("pyproject.toml", "README.md", "plugin.yaml"):
+    for name in ("pyproject.toml", "hatch_build.py", "README.md", "plugin.yaml"):
         shutil.copy(ROOT / name, plugin_src / name)
     for name in ("proxy_postrender", "plugin"):
         shutil.copytree(
@@ -57,8 +57,16 @@ def helm4_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, s
         "HELM_CACHE_HOME": str(base / "cache"),
         "XDG_STATE_HOME": str(base / "state"),
     }
-    proc = run([helm, "plugin", "install", str(plugin_src)], env=env)
-    assert proc.returncode == 0, proc.stderr.decode() + proc.stdout.decode()
+    # the install hook compiles when it can: in the compiled run (make test-compiled) it
+    # must, so that Helm 4 runs the compiled build; the pure run asks for pure Python
+    install_env = dict(env)
+    if EXPECTED_BUILD == "pure":
+        install_env["PROXY_POSTRENDER_COMPILE"] = "0"
+    proc = run([helm, "plugin", "install", str(plugin_src)], env=install_env)
+    output = proc.stderr.decode() + proc.stdout.decode()
+    assert proc.returncode == 0, output
+    said = {"pure": "build: pure Python (", "compiled": "build: compiled with mypyc\n"}
+    assert said[EXPECTED_BUILD] in output, output
     listing = run([helm, "plugin", "list"], env=env).stdout.decode()
     assert "proxy" in listing and "postrenderer/v1" in listing, listing
     yield env

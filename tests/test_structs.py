@@ -7,10 +7,18 @@ from typing import Any
 
 import pytest
 
-from proxy_postrender.structs import FrozenInstanceError, Struct, field, replace
+from proxy_postrender.structs import (
+    FrozenInstanceError,
+    FrozenStruct,
+    Struct,
+    StructBase,
+    StructMeta,
+    field,
+    replace,
+)
 
 
-class Point(Struct, frozen=True):
+class Point(FrozenStruct):
     x: int
     y: int = 0
     tags: tuple[str, ...] = ()
@@ -21,7 +29,7 @@ class Bag(Struct):
     items: list[int] = field(default_factory=list)
 
 
-class Labelled(Point, frozen=True):
+class Labelled(Point):
     label: str = ""
 
 
@@ -94,3 +102,50 @@ def test_replace_changes_only_the_named_fields() -> None:
     assert replace(Point(1, 2, ("t",)), y=5) == Point(1, 5, ("t",))
     with pytest.raises(TypeError):
         replace(Point(1), z=1)
+
+
+def test_frozen_is_inherited_and_class_keywords_are_refused() -> None:
+    # mypyc drops a class statement's keywords: `frozen=True` would silently make a
+    # mutable, unhashable record in the compiled build, so no build accepts it
+    labelled = Labelled(1)
+    with pytest.raises(FrozenInstanceError):
+        labelled.label = "x"  # type: ignore[misc]
+    assert hash(labelled) == hash(Labelled(1))
+    with pytest.raises(TypeError, match="FrozenStruct"):
+
+        class Keyworded(Struct, frozen=True):
+            a: int
+
+
+def test_a_class_variable_is_refused() -> None:
+    # compiled, annotations are type objects: a ClassVar would read as a field
+    namespace = {"__annotations__": {"a": "ClassVar[int]"}, "a": 1}
+    with pytest.raises(TypeError, match="ClassVar"):
+        StructMeta("WithClassVar", (Struct,), namespace)
+
+
+def test_every_record_class_of_the_package_is_built_as_declared() -> None:
+    """In the running build (pure or compiled): records read their fields, frozen ones
+    hash, mutable ones do not."""
+    import importlib
+    import pkgutil
+
+    import proxy_postrender
+
+    for info in pkgutil.walk_packages(proxy_postrender.__path__, "proxy_postrender."):
+        if info.name.endswith("__main__"):
+            continue
+        importlib.import_module(info.name)
+    seen = 0
+    stack: list[type[StructBase]] = list(StructBase.__subclasses__())
+    while stack:
+        cls = stack.pop()
+        stack += cls.__subclasses__()
+        if not cls.__module__.startswith("proxy_postrender.") or cls in (Struct, FrozenStruct):
+            continue
+        seen += 1
+        assert cls._fields, cls
+        frozen = issubclass(cls, FrozenStruct)
+        assert issubclass(cls, Struct) is not frozen, cls
+        assert (cls.__hash__ is not None) is frozen, cls
+    assert seen >= 40

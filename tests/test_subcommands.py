@@ -14,7 +14,7 @@ import pytest
 
 from proxy_postrender.cli import entry, options, table
 from proxy_postrender.cli.commands import base
-from tests.helpers import GOLDEN, ROOT, run_cli
+from tests.helpers import GOLDEN, ROOT, VERSION_LINE, run_cli
 
 DEPLOYMENT = (GOLDEN / "helm3-chart" / "input.yaml").read_bytes()
 PROFILE = (
@@ -295,7 +295,7 @@ def test_unknown_options_keep_clicks_errors(
 
 def test_version_and_help_are_unchanged(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = cli(["--version"], capsys)
-    assert (code, out) == (0, "proxy-postrender, version 0.1.0\n")
+    assert (code, out) == (0, VERSION_LINE + "\n")
     code, out, _ = cli(["-h"], capsys)
     assert code == 0 and out.startswith("Usage: proxy-postrender [OPTIONS] [PROFILE]")
     assert "--forbid-plaintext-credentials" in out and "./NAME or --profile NAME" in out

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from proxy_postrender.cli.table import FIRST_WORDS
-from proxy_postrender.structs import Struct
+from proxy_postrender.structs import FrozenStruct
 
 PROFILE_ENV = "PROXY_POSTRENDER_PROFILE"
 LOG_ENV = "PROXY_POSTRENDER_LOG"
@@ -26,7 +26,7 @@ ON_CONFLICT = ("keep", "override", "fail")
 SUBCOMMAND_WORDS = FIRST_WORDS
 
 
-class Option(Struct, frozen=True):
+class Option(FrozenStruct):
     flag: str  # "--profile"
     dest: str  # the parameter name
     kind: str  # "value", "flag", "choice" or "optional" (a value, or flag_value alone)
@@ -128,7 +128,7 @@ OPTIONS = (
 _BY_FLAG = {option.flag: option for option in OPTIONS}
 
 
-class Params(Struct, frozen=True):
+class Params(FrozenStruct):
     """The main command's parameters (the table's destinations; a test checks both agree)."""
 
     profile_arg: str | None = None

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import os
 
-from proxy_postrender.structs import Struct
+from proxy_postrender.structs import FrozenStruct
 
 PROG = "proxy-postrender"
 
 
-class Subcommand(Struct, frozen=True):
+class Subcommand(FrozenStruct):
     words: tuple[str, ...]  # ("noproxy", "check")
     module: str  # the module that implements it, imported only when it runs
     attr: str  # its click command in that module
@@ -86,7 +86,7 @@ GROUPS = frozenset(
 ) - frozenset(_BY_WORDS)
 
 
-class Choice(Struct, frozen=True):
+class Choice(FrozenStruct):
     """What argv names: a subcommand, the main command (:data:`MAIN`, ``words`` empty)
     or a group (``row`` None); ``rest`` is what follows the words."""
 

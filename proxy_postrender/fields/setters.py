@@ -21,14 +21,14 @@ from proxy_postrender.noproxy.environments import ObjectEnv
 from proxy_postrender.objects import Path
 from proxy_postrender.plans import Plan
 from proxy_postrender.record import Record
-from proxy_postrender.structs import Struct, field
+from proxy_postrender.structs import FrozenStruct, field
 from proxy_postrender.targets import Target
 from proxy_postrender.yamltext.ops import AddKey, DeleteKey, Op, SetValue
 
 ANNOTATION = "proxy-postrender.io/fields"
 
 
-class FieldSettings(Struct, frozen=True):
+class FieldSettings(FrozenStruct):
     on_conflict: str = "keep"  # when a field is already set: keep, override, fail
     ca_pem: str | None = None  # the proxy CA, for caBundle values
 

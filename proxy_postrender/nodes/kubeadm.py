@@ -24,7 +24,7 @@ from proxy_postrender.noproxy.environments import ObjectEnv
 from proxy_postrender.objects import Path
 from proxy_postrender.plans import Env, Plan, SecretRef
 from proxy_postrender.record import Record
-from proxy_postrender.structs import Struct, field
+from proxy_postrender.structs import FrozenStruct, Struct, field
 from proxy_postrender.targets import Target
 from proxy_postrender.yamltext.ops import AddKey, DeleteKey, Op, SetValue, update_list
 
@@ -56,7 +56,7 @@ TRUST_CA = (
 )
 
 
-class NodeSettings(Struct, frozen=True):
+class NodeSettings(FrozenStruct):
     containerd_dropin: str
     kubelet_dropin: str | None
     credentials: str = "inline"  # "inline": values in the manifests; "secret": contentFrom
@@ -473,7 +473,7 @@ def plan(
     return result
 
 
-class _Created(Struct, frozen=True):
+class _Created(FrozenStruct):
     """A mapping on the way to the spec that the tool filled: it was absent, null or ``{}``
     (only a level above the spec: a spec written ``{}`` is filled in place)."""
 

@@ -33,7 +33,7 @@ from proxy_postrender.nodes import kubeadm
 from proxy_postrender.nodes.kubeadm import NodePlan, NodeSettings
 from proxy_postrender.objects import api_group, dig
 from proxy_postrender.record import Record
-from proxy_postrender.structs import Struct, field
+from proxy_postrender.structs import FrozenStruct, Struct, field
 from proxy_postrender.targets import KUBEADM
 
 if TYPE_CHECKING:
@@ -129,7 +129,7 @@ def _name(kind: str, obj: Mapping[str, Any]) -> str:
     return f"{kind} {namespace + '/' if namespace else ''}{name}".rstrip()
 
 
-class Found(Struct, frozen=True):
+class Found(FrozenStruct):
     """One finding: its code (a key of :data:`CODES`), the message, the object."""
 
     code: str

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from string import hexdigits
 from urllib.parse import urlsplit
 
-from proxy_postrender.structs import Struct
+from proxy_postrender.structs import FrozenStruct
 
 CLIENTS: tuple[str, ...] = ("go", "curl", "python", "wget")
 TITLES: Mapping[str, str] = {
@@ -35,7 +35,7 @@ class DestinationError(ValueError):
     pass
 
 
-class Destination(Struct, frozen=True):
+class Destination(FrozenStruct):
     """Where a request goes: host (lower case, no brackets) and port."""
 
     host: str

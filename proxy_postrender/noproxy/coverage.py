@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from proxy_postrender.noproxy import clients, syntax
 from proxy_postrender.noproxy.clients import Destination
 from proxy_postrender.noproxy.scope import ClusterNetwork, first_address
-from proxy_postrender.structs import Struct
+from proxy_postrender.structs import FrozenStruct
 
 APISERVER_SERVICE = "noproxy/apiserver-service"
 CONTROL_PLANE_ENDPOINT = "noproxy/control-plane-endpoint"
@@ -52,7 +52,7 @@ POD_CLIENTS: tuple[str, ...] = ("go",)
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
-class Gap(Struct, frozen=True):
+class Gap(FrozenStruct):
     """A destination that goes through the proxy: its code and what to say."""
 
     code: str

@@ -37,7 +37,7 @@ from proxy_postrender.errors import DocumentContext, InputError
 from proxy_postrender.noproxy import presets, syntax
 from proxy_postrender.noproxy.scope import ClusterNetwork
 from proxy_postrender.objects import HELM4_FILENAME, LIST_KINDS, api_group, dig, walk_objects
-from proxy_postrender.structs import Struct, field
+from proxy_postrender.structs import FrozenStruct, Struct, field
 from proxy_postrender.yamltext.read import MAX_PARSED_BYTES, load_documents
 
 if TYPE_CHECKING:
@@ -396,7 +396,7 @@ def discover_stream(segments: Iterable[Segment], namespace: str | None = None) -
     return discover(objects, lambda obj: contexts.get(id(obj)), namespace)
 
 
-class ServiceRef(Struct, frozen=True):
+class ServiceRef(FrozenStruct):
     """A Service of the stream: where clients reach it by its short names."""
 
     namespace: str  # "" when the document names none and no --namespace is given

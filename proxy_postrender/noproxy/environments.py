@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 from proxy_postrender.noproxy import advice, coverage, presets, scope, syntax
 from proxy_postrender.noproxy.scope import ClusterNetwork, NoProxyConfig
-from proxy_postrender.structs import Struct
+from proxy_postrender.structs import FrozenStruct
 
 if TYPE_CHECKING:
     from proxy_postrender.noproxy.discovery import ClusterIndex
@@ -29,7 +29,7 @@ WORKLOADS = "workloads"  # the scope of the objects that run in the cluster
 NODES = "nodes"  # the scope of the objects that configure a cluster's nodes
 
 
-class ObjectEnv(Struct, frozen=True):
+class ObjectEnv(FrozenStruct):
     """The variables one object gets (empty: take out what the tool injected)."""
 
     env: Env

@@ -10,12 +10,12 @@ from proxy_postrender.noproxy import advice, clients, presets, scope, syntax
 from proxy_postrender.noproxy.clients import Destination
 from proxy_postrender.noproxy.scope import ClusterNetwork, NoProxyConfig
 from proxy_postrender.noproxy.syntax import Sourced
-from proxy_postrender.structs import Struct
+from proxy_postrender.structs import FrozenStruct
 
 ServiceName = tuple[str, str, int | None]  # namespace ("" when unknown), name, first port
 
 
-class Scope(Struct, frozen=True):
+class Scope(FrozenStruct):
     label: str  # "workloads" or "Cluster ns/name"
     networks: tuple[ClusterNetwork, ...]
     entries: tuple[Sourced, ...]
@@ -185,7 +185,7 @@ def _host(address: str) -> str:
     return f"[{address}]" if ":" in address else address
 
 
-class CheckRow(Struct, frozen=True):
+class CheckRow(FrozenStruct):
     destination: Destination
     label: str
     direct: dict[str, bool]

@@ -21,12 +21,12 @@ from collections.abc import Iterable, Sequence
 
 from proxy_postrender.noproxy import presets, syntax
 from proxy_postrender.noproxy.syntax import NoProxyEntry, Sourced
-from proxy_postrender.structs import Struct, field
+from proxy_postrender.structs import FrozenStruct, field
 
 STYLES = ("portable", "exact")
 
 
-class ClusterNetwork(Struct, frozen=True):
+class ClusterNetwork(FrozenStruct):
     """What is known of one cluster's networks; every field may be empty."""
 
     label: str  # where the values come from, e.g. "spec.cluster" or "Cluster ns/name"
@@ -55,7 +55,7 @@ class ClusterNetwork(Struct, frozen=True):
         )
 
 
-class NoProxyConfig(Struct, frozen=True):
+class NoProxyConfig(FrozenStruct):
     """The profile's NO_PROXY settings."""
 
     entries: tuple[NoProxyEntry, ...] = ()

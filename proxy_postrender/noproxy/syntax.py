@@ -21,7 +21,7 @@ import ipaddress
 import re
 from collections.abc import Iterable
 
-from proxy_postrender.structs import Struct
+from proxy_postrender.structs import FrozenStruct
 
 _LABEL = r"(?!-)[a-z0-9_-]{1,63}(?<!-)"
 _DOMAIN_RE = re.compile(rf"^{_LABEL}(?:\.{_LABEL})*\.?$")
@@ -34,7 +34,7 @@ class NoProxyEntryError(ValueError):
     """A NO_PROXY entry is malformed; the message names the entry."""
 
 
-class NoProxyEntry(Struct, frozen=True):
+class NoProxyEntry(FrozenStruct):
     text: str  # normalised form, as written to NO_PROXY
     kind: str  # "wildcard" | "domain" | "suffix" | "ip" | "cidr" | "bracketed"
     port: int | None = None
@@ -184,7 +184,7 @@ def join(entries: Iterable[NoProxyEntry]) -> str:
     return ",".join(entry.text for entry in entries)
 
 
-class Sourced(Struct, frozen=True):
+class Sourced(FrozenStruct):
     """A normalised entry and every source that asked for it (first one first)."""
 
     entry: NoProxyEntry

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from proxy_postrender.errors import InputError
-from proxy_postrender.structs import Struct
+from proxy_postrender.structs import FrozenStruct
 
 INJECT_ANNOTATION = "proxy-postrender.io/inject"
 CONTAINERS_ANNOTATION = "proxy-postrender.io/containers"
@@ -31,7 +31,7 @@ CA_VOLUME = "proxy-postrender-ca"  # the volume and mount name the tool owns
 CA_KEY = "ca.crt"
 
 
-class CaMount(Struct, frozen=True):
+class CaMount(FrozenStruct):
     """The proxy CA for workloads: a ConfigMap mounted read-only into chosen containers."""
 
     config_map: str
@@ -48,7 +48,7 @@ class CaMount(Struct, frozen=True):
         return {"name": CA_VOLUME, "mountPath": self.mount_path, "readOnly": True}
 
 
-class Requirement(Struct, frozen=True):
+class Requirement(FrozenStruct):
     key: str
     operator: str
     values: tuple[str, ...] = ()
@@ -64,7 +64,7 @@ class Requirement(Struct, frozen=True):
         return not present  # DoesNotExist
 
 
-class LabelSelector(Struct, frozen=True):
+class LabelSelector(FrozenStruct):
     match_labels: tuple[tuple[str, str], ...] = ()
     expressions: tuple[Requirement, ...] = ()
 
@@ -74,7 +74,7 @@ class LabelSelector(Struct, frozen=True):
         )
 
 
-class Criteria(Struct, frozen=True):
+class Criteria(FrozenStruct):
     """Criteria an object must all meet; an empty Criteria is met by every object."""
 
     kinds: tuple[str, ...] = ()
@@ -100,7 +100,7 @@ class Criteria(Struct, frozen=True):
         return self.selector is None or self.selector.matches(labels)
 
 
-class WorkloadSettings(Struct, frozen=True):
+class WorkloadSettings(FrozenStruct):
     on_conflict: str = "keep"  # when a container sets a variable itself: keep, override, fail
     include: tuple[Criteria, ...] = ()  # empty: every object
     exclude: tuple[Criteria, ...] = ()

@@ -23,7 +23,7 @@ from proxy_postrender import TYPE_CHECKING
 from proxy_postrender.errors import ProfileError
 from proxy_postrender.noproxy import syntax
 from proxy_postrender.redact import redact_url, userinfo
-from proxy_postrender.structs import Struct
+from proxy_postrender.structs import FrozenStruct
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -78,7 +78,7 @@ MESSAGES: Mapping[str, str] = {
 _WANTED = {"cidr": "a CIDR", "ip": "an IP address", "domain": "a host name"}
 
 
-class Context(Struct, frozen=True):
+class Context(FrozenStruct):
     """What some checks need besides the value."""
 
     environ: Mapping[str, str]  # for fields that name a variable of the tool's environment

@@ -195,8 +195,8 @@ def _targets(value: Any, where: str, secret: set[str]) -> TargetTable:
             raise ProfileError(f"{here}: {exc}") from None
     try:
         return targets.BUILT_IN.with_entries(entries)
-    except targets.TargetConflict as exc:
-        raise ProfileError(str(exc)) from None
+    except targets.TargetConflict as conflict:  # compiled, one name has one type
+        raise ProfileError(str(conflict)) from None
 
 
 def _build(
@@ -295,10 +295,10 @@ def _parse_profile_file(path: str) -> list[Any]:
 
     try:
         docs = [d for d in YAML(typ="safe").load_all(text) if d is not None]
-    except YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
+    except YAMLError as error:  # compiled, one name has one type (OSError above)
+        mark = getattr(error, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or "invalid YAML"
+        problem = getattr(error, "problem", None) or "invalid YAML"
         raise ProfileError(f"profile {path}: {problem}{where}") from None
     return docs
 

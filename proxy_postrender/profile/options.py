@@ -22,7 +22,7 @@ declaration, because the profile format grew with different answers:
 from __future__ import annotations
 
 from proxy_postrender import TYPE_CHECKING
-from proxy_postrender.structs import Struct
+from proxy_postrender.structs import FrozenStruct
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     Rule = Callable[[dict[str, Any], str], None]
 
 
-class Kind(Struct, frozen=True):
+class Kind(FrozenStruct):
     """A kind of value. ``name`` picks the check (check.py), the JSON Schema
     (schema.py) and the words in the reference (reference.py)."""
 
@@ -42,7 +42,7 @@ class Kind(Struct, frozen=True):
     limit: int | None = None  # object-name: the longest name
 
 
-class Option(Struct, frozen=True):
+class Option(FrozenStruct):
     """One field of a section."""
 
     name: str
@@ -56,7 +56,7 @@ class Option(Struct, frozen=True):
     shown: str | None = None  # the default in words, when ``default`` does not say it
 
 
-class Section(Struct, frozen=True):
+class Section(FrozenStruct):
     """A mapping of fields; ``name`` is its path in the docs (``spec.cluster``)."""
 
     name: str

@@ -11,17 +11,25 @@ from proxy_postrender.noproxy import scope, syntax
 from proxy_postrender.noproxy.scope import NoProxyConfig
 from proxy_postrender.pods.selection import WorkloadSettings
 from proxy_postrender.profile.tables import DEFAULT_CONTAINERD_DROPIN, DEFAULT_KUBELET_DROPIN
-from proxy_postrender.structs import Struct, field
+from proxy_postrender.structs import FrozenStruct, Struct, field
 from proxy_postrender.targets import TargetTable
 
 
-class Profile(Struct, frozen=True):
+# before Profile, whose field names it: compiled, an annotation is evaluated when the
+# class is created (mypyc crashes on a class that does not exist yet)
+class Credentials(FrozenStruct):
+    secret_ref: str | None = None  # workloads read the proxy URLs from this Secret
+    create_secret: bool = False  # and the tool emits it in every namespace it touches
+    forbid_plaintext: bool = False
+
+
+class Profile(FrozenStruct):
     name: str
     http_proxy: str | None
     https_proxy: str | None
     no_proxy_config: NoProxyConfig = field(default_factory=NoProxyConfig)
     workloads: WorkloadSettings = field(default_factory=WorkloadSettings)
-    credentials: Credentials = field(default_factory=lambda: Credentials())
+    credentials: Credentials = field(default_factory=Credentials)
     ca_pem: str | None = None  # set when the workloads mount the proxy CA
     ca_public_roots: bool = False  # caBundle.mode: merged (the CA plus certifi's roots)
     setter_ca: str | None = None  # the proxy CA, for field setters (caBundle)
@@ -59,12 +67,6 @@ def env_with(
     if entries:
         upper.append(("NO_PROXY", syntax.join(item.entry for item in entries)))
     return upper + [(name.lower(), value) for name, value in upper]
-
-
-class Credentials(Struct, frozen=True):
-    secret_ref: str | None = None  # workloads read the proxy URLs from this Secret
-    create_secret: bool = False  # and the tool emits it in every namespace it touches
-    forbid_plaintext: bool = False
 
 
 class Overrides(Struct):

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 # the variables the tool sets itself (either case), which spec.workloads.extraEnv may not
-RESERVED_ENV = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "JAVA_TOOL_OPTIONS")
+RESERVED_ENV: tuple[str, ...] = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "JAVA_TOOL_OPTIONS")
 
 
 # --- section rules ------------------------------------------------------------------

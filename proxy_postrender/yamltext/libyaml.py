@@ -140,7 +140,7 @@ def _convert(root: Node) -> tree.Node:
     return convert(root)
 
 
-_SURROGATE_RE = re.compile("[\udc80-\udcff]")
+_SURROGATE_RE = re.compile(r"[\udc80-\udcff]")
 
 
 def compose(

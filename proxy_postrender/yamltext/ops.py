@@ -16,10 +16,10 @@ if TYPE_CHECKING:
     from typing import Any
 
 from proxy_postrender.objects import Path
-from proxy_postrender.structs import Struct
+from proxy_postrender.structs import FrozenStruct
 
 
-class SetValue(Struct, frozen=True):
+class SetValue(FrozenStruct):
     path: Path  # to an existing value (scalar, null or collection)
     value: Any
     # for a null or empty ``value``: the text to write after the key's colon (to the end
@@ -28,28 +28,28 @@ class SetValue(Struct, frozen=True):
     text: str | None = None
 
 
-class DeleteItem(Struct, frozen=True):
+class DeleteItem(FrozenStruct):
     path: Path  # to a sequence item; the last element is its index
 
 
-class AppendItems(Struct, frozen=True):
+class AppendItems(FrozenStruct):
     path: Path  # to a sequence
     items: tuple[Any, ...]
 
 
-class InsertItems(Struct, frozen=True):
+class InsertItems(FrozenStruct):
     path: Path  # to a sequence; the items go in front of its item ``index``
     items: tuple[Any, ...]
     index: int = 0  # in the sequence before any change; its length: after the last item
 
 
-class AddKey(Struct, frozen=True):
+class AddKey(FrozenStruct):
     path: Path  # to a mapping
     key: str
     value: Any
 
 
-class DeleteKey(Struct, frozen=True):
+class DeleteKey(FrozenStruct):
     path: Path  # to a mapping entry; the last element is its key
 
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 from proxy_postrender import structs
 from proxy_postrender.objects import Path
-from proxy_postrender.structs import Struct
+from proxy_postrender.structs import FrozenStruct
 from proxy_postrender.yamltext import scalars
 from proxy_postrender.yamltext.ops import (
     AddKey,
@@ -38,13 +38,13 @@ class Unsupported(Exception):
     """The layout at an edit point is not one the splicer edits in place."""
 
 
-class Edit(Struct, frozen=True):
+class Edit(FrozenStruct):
     start: int
     end: int
     text: str
 
 
-class Style(Struct, frozen=True):
+class Style(FrozenStruct):
     """How a document indents: nested mapping keys and sequence dashes."""
 
     map_indent: int = 2

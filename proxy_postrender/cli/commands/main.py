@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import click
 
-from proxy_postrender import TYPE_CHECKING, __version__
+from proxy_postrender import TYPE_CHECKING, __version__, version_line
 from proxy_postrender.cli import options
 from proxy_postrender.cli.commands import base
 
@@ -49,7 +49,7 @@ EPILOG = (
 
 @click.command(name=base.PROG, cls=base.TableCommand, context_settings=base.CONTEXT, epilog=EPILOG)
 @_filter_options
-@click.version_option(__version__, prog_name=base.PROG)
+@click.version_option(__version__, prog_name=base.PROG, message=version_line())
 def command(**params: Any) -> None:
     """Inject HTTP(S) proxy settings into a rendered manifest stream (stdin to stdout)."""
     from proxy_postrender.cli import start
