@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import settings
 
 # In CI the examples are derived from the test itself, so a run is repeatable;
@@ -65,3 +66,19 @@ def _check_build() -> None:
 
 
 _check_build()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``build("compiled")`` (both builds compared) run in make test-compiled
+    and ``build("pure")`` ones in the pure run; in the other run they are deselected, not
+    skipped: a run that needs a build it cannot find fails."""
+    from tests.helpers import EXPECTED_BUILD
+
+    keep: list[pytest.Item] = []
+    other: list[pytest.Item] = []
+    for item in items:
+        marker = item.get_closest_marker("build")
+        (other if marker is not None and marker.args[0] != EXPECTED_BUILD else keep).append(item)
+    if other:
+        config.hook.pytest_deselected(items=other)
+        items[:] = keep

@@ -19,7 +19,7 @@ from types import ModuleType
 import pytest
 
 from tests.golden import Case, load_cases
-from tests.helpers import EXPECTED_BUILD, ROOT
+from tests.helpers import ROOT
 
 PACKAGE = ROOT / "proxy_postrender"
 SCRIPTS = {
@@ -29,10 +29,8 @@ SCRIPTS = {
 VERSIONS = {"pure": "pure Python", "compiled": "compiled with mypyc"}
 PROFILE = ROOT / "fixtures" / "golden" / "profile.yaml"
 
-both_builds = pytest.mark.skipif(
-    EXPECTED_BUILD != "compiled",
-    reason="needs both builds installed: make test-compiled runs it",
-)
+# needs both builds installed: make test-compiled runs these (tests/conftest.py)
+both_builds = pytest.mark.build("compiled")
 
 
 def test_no_compiled_extension_sits_in_the_source_tree() -> None:
@@ -199,7 +197,7 @@ def _plugin_copy(where: Path) -> Path:
     return plugin
 
 
-@pytest.mark.skipif(EXPECTED_BUILD != "pure", reason="the pure run tests the fallback")
+@pytest.mark.build("pure")  # the pure run tests the fallback
 def test_plugin_install_hook_falls_back_to_pure_python_without_a_compiler(
     tmp_path: Path,
 ) -> None:

@@ -42,7 +42,7 @@ SUBCOMMANDS = (
         ("noproxy", "check"),
         f"{_PACKAGE}.noproxy",
         "check_command",
-        "Tell how Go, curl, Python and wget read a NO_PROXY.",
+        "Tell how Go, curl, Python, wget, Java and Node.js read a NO_PROXY.",
     ),
     Subcommand(
         ("kustomize-plugin", "install"),

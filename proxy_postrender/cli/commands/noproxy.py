@@ -199,7 +199,8 @@ def check_command(
     strict: bool,
     compared: str | None,
 ) -> None:
-    """Say, per destination, whether Go, curl, Python and wget go direct or via the proxy."""
+    """Say, per destination, whether Go, curl, Python, wget, Java and the Node.js
+    clients (undici, proxy-from-env) go direct or via the proxy."""
     from proxy_postrender.noproxy import clients
     from proxy_postrender.noproxy import explain as explain_mod
 
