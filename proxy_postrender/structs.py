@@ -87,6 +87,14 @@ class StructMeta(type):
                 f"{name}: class keywords ({', '.join(kwargs)}) are not supported: a compiled "
                 "build drops them; derive from FrozenStruct for a frozen record"
             )
+        # the class's own annotations (inspect.get_annotations would import inspect);
+        # strings in the pure build (``from __future__ import annotations``), type
+        # objects in the compiled one. Checked before the class exists: a refused class
+        # must not linger among its bases' subclasses.
+        own = namespace.get("__annotations__", {})
+        for field_name, annotation in own.items():
+            if str(annotation).startswith(("ClassVar", "typing.ClassVar")):
+                raise TypeError(f"{name}: a record class declares no ClassVar ({field_name})")
         cls = super().__new__(mcs, name, bases, namespace)
         names: list[str] = []
         defaults: dict[str, Any] = {}
@@ -94,13 +102,7 @@ class StructMeta(type):
             if isinstance(base, StructMeta):
                 names += [name for name in base._fields if name not in names]
                 defaults.update(base._defaults)
-        # the class's own annotations (inspect.get_annotations would import inspect);
-        # strings in the pure build (``from __future__ import annotations``), type
-        # objects in the compiled one
-        own = namespace.get("__annotations__", {})
-        for field_name, annotation in own.items():
-            if str(annotation).startswith(("ClassVar", "typing.ClassVar")):
-                raise TypeError(f"{name}: a record class declares no ClassVar ({field_name})")
+        for field_name in own:
             if field_name not in names:
                 names.append(field_name)
             if field_name in namespace:

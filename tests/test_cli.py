@@ -300,12 +300,17 @@ def _commit_with_signals(count: int) -> tuple[bytes, BaseException]:
                 os.kill(os.getpid(), signal.SIGINT)
             target.write(b"%d\n" % piece)
 
+    # the handler commit replaces, whatever the test run inherited (a run in the
+    # background of a non-interactive shell has SIGINT ignored, and commit keeps it so)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(sys, "stdout", io.TextIOWrapper(out))
         try:
             runner.commit(write)
         except BaseException as exc:  # the test looks at what came out
             return out.getvalue(), exc
+        finally:
+            signal.signal(signal.SIGINT, previous)
     raise AssertionError("no interrupt")
 
 

@@ -119,7 +119,7 @@ def test_frozen_is_inherited_and_class_keywords_are_refused() -> None:
 
 def test_a_class_variable_is_refused() -> None:
     # compiled, annotations are type objects: a ClassVar would read as a field
-    namespace = {"__annotations__": {"a": "ClassVar[int]"}, "a": 1}
+    namespace = {"__annotations__": {"a": "ClassVar[int]"}, "a": 1, "__module__": __name__}
     with pytest.raises(TypeError, match="ClassVar"):
         StructMeta("WithClassVar", (Struct,), namespace)
 
