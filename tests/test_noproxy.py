@@ -761,7 +761,8 @@ def _advice(style: str, *raws: str) -> list[str]:
 
 
 def test_the_exact_style_warns_where_the_node_clients_read_the_list_differently() -> None:
-    raws = ("corp.example", "a.k8s.corp", ".k8s.corp", "k8s", "fd00::1", "10.0.0.1")
+    # fe80::1%eth0: no bracketed form (the portable style adds none), so no warning
+    raws = ("corp.example", "a.k8s.corp", ".k8s.corp", "k8s", "fd00::1", "fe80::1%eth0", "10.0.0.1")
     node = [w for w in _advice("exact", *raws) if "Node.js" in w or "proxy-from-env" in w]
     assert node == [
         "corp.example: proxy-from-env (axios) matches this name only, not its subdomains "

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Mapping, Sequence
 
-from proxy_postrender.noproxy import syntax
+from proxy_postrender.noproxy import scope, syntax
 from proxy_postrender.noproxy.scope import ClusterNetwork, NoProxyConfig
 from proxy_postrender.noproxy.syntax import Sourced
 
@@ -110,29 +110,25 @@ def for_list(
 
 
 def _exact_for_node(mine: Sequence[Sourced], entries: Sequence[Sourced]) -> list[str]:
-    """What the portable style would have added for the Node.js clients, as warnings
-    about the user's entries in the exact style."""
+    """What the portable style would have added for the Node.js clients
+    (:func:`scope.node_twin`), as warnings about the user's entries in the exact style."""
     warnings = []
     texts = {item.entry.text for item in entries}
     suffixes = [i.entry.text for i in entries if i.entry.kind == "suffix" and i.entry.port is None]
     for item in mine:
-        entry = item.entry
-        if entry.port is not None:
+        found = scope.node_twin(item.entry, texts, suffixes)
+        if found is None:
             continue
-        below = "." + entry.text
-        if (
-            entry.kind == "domain"
-            and "." in entry.text.rstrip(".")
-            and not any(below.endswith(s) for s in suffixes)
-        ):
+        text, twin = item.entry.text, found[0].text
+        if found[0].kind == "suffix":
             warnings.append(
-                f"{entry.text}: proxy-from-env (axios) matches this name only, not its "
-                f"subdomains (add {below}, or use noProxyStyle: portable)"
+                f"{text}: proxy-from-env (axios) matches this name only, not its "
+                f"subdomains (add {twin}, or use noProxyStyle: portable)"
             )
-        if entry.kind == "ip" and ":" in entry.text and f"[{entry.text}]" not in texts:
+        else:
             warnings.append(
-                f"{entry.text}: undici and proxy-from-env (Node.js) match an IPv6 host only "
-                f"written in brackets, which noProxyStyle: portable adds ([{entry.text}])"
+                f"{text}: undici and proxy-from-env (Node.js) match an IPv6 host only "
+                f"written in brackets, which noProxyStyle: portable adds ({twin})"
             )
     return warnings
 

@@ -166,16 +166,35 @@ def portable(entries: list[Sourced]) -> list[Sourced]:
             if "." in bare.rstrip(".") and bare not in present:
                 add(bare, syntax.parse_entry(bare), f"the bare domain of {entry.text}")
         result.append(item)
-        if entry.port is not None:
-            continue
-        if entry.kind == "domain" and "spec.noProxy" in item.sources:
-            below = "." + entry.text
-            covered = below in present or any(below.endswith(s) for s in suffixes)
-            if "." in entry.text.rstrip(".") and not covered:
-                suffixes.append(below)
-                add(below, syntax.parse_entry(below), f"the subdomains of {entry.text}")
-        elif entry.kind == "ip" and ":" in entry.text and "%" not in entry.text:
-            twin = syntax.bracketed(entry)
-            if twin.text not in present:
-                add(twin.text, twin, f"{entry.text} in brackets")
+        if entry.kind == "domain" and "spec.noProxy" not in item.sources:
+            continue  # the presets' and the clusters' names are hosts, not domains
+        found = node_twin(entry, present, suffixes)
+        if found is not None:
+            twin, why = found
+            if twin.kind == "suffix":
+                suffixes.append(twin.text)
+            add(twin.text, twin, why)
     return result
+
+
+def node_twin(
+    entry: syntax.NoProxyEntry, present: set[str], suffixes: Sequence[str]
+) -> tuple[syntax.NoProxyEntry, str] | None:
+    """The entry undici or proxy-from-env need beside ``entry`` to read it as the other
+    clients do, and why; None when there is none or the list has it (``present``: the
+    texts listed, ``suffixes``: the suffix entries without a port).
+
+    - a name of more than one label: its suffix entry (proxy-from-env matches the name
+      alone), unless a listed suffix covers its subdomains;
+    - an IPv6 address without a zone: its bracketed form."""
+    if entry.port is not None:
+        return None
+    if entry.kind == "domain":
+        below = "." + entry.text
+        if "." not in entry.text.rstrip(".") or any(below.endswith(s) for s in suffixes):
+            return None
+        return syntax.parse_entry(below), f"the subdomains of {entry.text}"
+    if entry.kind == "ip" and ":" in entry.text and "%" not in entry.text:
+        twin = syntax.bracketed(entry)
+        return None if twin.text in present else (twin, f"{entry.text} in brackets")
+    return None
