@@ -54,8 +54,9 @@ def _request(case: Case) -> Request:
     return to_request(loaded, remove=False, forbid_plaintext=False, strict=False)
 
 
-def captures(case: Case, monkeypatch: pytest.MonkeyPatch) -> list[Capture]:
-    """Every splice of ``case`` that the verification step was given evidence for."""
+def _spy(patch: pytest.MonkeyPatch) -> list[Capture]:
+    """Make the verification step record every splice it is given evidence for; the
+    list fills as the engine runs."""
     found: list[Capture] = []
     real = verify.verified
 
@@ -64,9 +65,15 @@ def captures(case: Case, monkeypatch: pytest.MonkeyPatch) -> list[Capture]:
             found.append(Capture(text, copy.deepcopy(expected), evidence))
         return real(text, expected, evidence)
 
+    patch.setattr(verify, "verified", spy)
+    return found
+
+
+def captures(case: Case, monkeypatch: pytest.MonkeyPatch) -> list[Capture]:
+    """Every splice of ``case`` that the verification step was given evidence for."""
     request = _request(case)
     with monkeypatch.context() as patch:
-        patch.setattr(verify, "verified", spy)
+        found = _spy(patch)
         patch.delenv(verify.FULL_CHECK, raising=False)
         engine.process(case.input.decode("utf-8-sig"), request)
     return found
@@ -410,15 +417,7 @@ def test_a_comment_the_new_block_would_take_in_is_refused(monkeypatch: pytest.Mo
         "        # a comment more indented than the list\n  preKubeadmCommands:\n  - echo hi\n"
     )
     case = next(c for c in CASES if c.name == "capi-v1beta1")
-    found: list[Capture] = []
-    real = verify.verified
-
-    def spy(text: str, expected: list[Any], evidence: verify.Evidence | None = None) -> bool:
-        if evidence is not None:
-            found.append(Capture(text, copy.deepcopy(expected), evidence))
-        return real(text, expected, evidence)
-
-    monkeypatch.setattr(verify, "verified", spy)
+    found = _spy(monkeypatch)
     engine.process(doc, _request(case))
     assert len(found) == 1
     (capture,) = found
