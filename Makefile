@@ -83,16 +83,18 @@ validate: $(STAMP)
 	$(BIN)/proxy-postrender fixtures/golden/profile.yaml < fixtures/golden/capi-empty-lists-no-final-newline/input.yaml > .cache/capi-templates-out.yaml
 	$(BIN)/python -m tests.validate .cache/demo-out.yaml .cache/capi-clusterclass-out.yaml .cache/capi-templates-out.yaml
 
-## bench: issue-7 benchmarks against Helm, kustomize, cat (BENCH_QUICK=1: a smoke run; see bench/run.py)
+## bench: issue-7 and -21 benchmarks of both builds against Helm, kustomize, cat
+## (BENCH_QUICK=1: a smoke run; see bench/run.py)
 BENCH_STAMP := $(VENV)/.bench-installed
 
 $(BENCH_STAMP): $(STAMP) pyproject.toml
 	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[bench]'
 	touch $@
 
-bench: $(BENCH_STAMP) helm
+bench: $(BENCH_STAMP) $(CSTAMP) helm
 	$(BIN)/python -m compileall -q proxy_postrender
-	HELM3_BIN=$(HELM3) HELM4_BIN=$(HELM4) $(BIN)/python bench/run.py
+	HELM3_BIN=$(HELM3) HELM4_BIN=$(HELM4) PROXY_POSTRENDER_COMPILED=$(COMPILED_SCRIPT) \
+	  $(BIN)/python bench/run.py
 
 ## bench-profile: cProfile of the engine in-process (dense, pass-through, capi) and -X importtime
 bench-profile: $(STAMP) helm
