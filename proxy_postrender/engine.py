@@ -14,7 +14,7 @@ becomes coded warnings, errors under ``request.strict``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 
 from proxy_postrender import TYPE_CHECKING, generated, planners, verify
 from proxy_postrender.errors import DocumentContext, InputError
@@ -22,7 +22,7 @@ from proxy_postrender.nodes import owners
 from proxy_postrender.nodes.kubeadm import NodePlan
 from proxy_postrender.noproxy.environments import Environments, with_services_preset
 from proxy_postrender.noproxy.presets import SERVICES
-from proxy_postrender.objects import HELM4_FILENAME, annotations_of, walk_objects
+from proxy_postrender.objects import HELM4_FILENAME, annotations_of, is_mapping, walk_objects
 from proxy_postrender.request import Request
 from proxy_postrender.result import Finding, ObjectReport, Outcome, Result
 from proxy_postrender.targets import CUSTOM_PLANNERS
@@ -45,14 +45,14 @@ if TYPE_CHECKING:
 def _context(segment: stream.Segment, index: int, obj: Any) -> DocumentContext:
     kind = name = namespace = None
     source = segment.helm_source()
-    if isinstance(obj, Mapping):
+    if is_mapping(obj):
         kind = str(obj.get("kind")) if obj.get("kind") is not None else None
         metadata = obj.get("metadata")
-        if isinstance(metadata, Mapping):
+        if is_mapping(metadata):
             name = str(metadata.get("name")) if metadata.get("name") is not None else None
             namespace = str(metadata["namespace"]) if metadata.get("namespace") else None
             annotations = metadata.get("annotations")
-            if source is None and isinstance(annotations, Mapping):
+            if source is None and is_mapping(annotations):
                 filename = annotations.get(HELM4_FILENAME)
                 source = str(filename) if filename else None
     return DocumentContext(index, segment.line, kind, name, namespace, source)
@@ -315,7 +315,9 @@ def _rewrite(
         for (node, _), doc_ops in zip(docs, changes, strict=True)
     ]
     # the round-trip dump takes one style for the segment: the first changed document's
-    style = next((s for s in styles if s is not None), splice.Style())
+    style = next((s for s in styles if s is not None), None)
+    if style is None:  # (a default made only when needed: records are made in Python)
+        style = splice.Style()
     try:
         edits: list[splice.Edit] = []
         trace: list[tuple[Op | None, list[splice.Edit]]] = []

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from proxy_postrender import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, TypeGuard
 
 # A path from a document's root: mapping keys and sequence indexes.
 Path = tuple[str | int, ...]
@@ -24,6 +24,14 @@ GENERATED = "proxy-postrender.io/generated"
 
 # Kinds whose items are objects in their own right.
 LIST_KINDS: frozenset[str] = frozenset({"List"})
+
+
+def is_mapping(value: object) -> TypeGuard[Mapping[Any, Any]]:
+    """``is_mapping(value)``. The data read here is dicts: testing for one first
+    is a single type check, where the test against ``Mapping`` (an ABC) runs Python code
+    for every call, dozens of times a document."""
+    # two tests, not one with a tuple: mypyc compiles the first to a C type check
+    return isinstance(value, dict) or isinstance(value, Mapping)  # noqa: SIM101
 
 
 def api_group(api_version: Any) -> str:
@@ -43,7 +51,7 @@ def is_list(obj: Mapping[str, Any]) -> bool:
 
 def walk_objects(obj: Any, path: Path = ()) -> Iterator[tuple[Path, Mapping[str, Any]]]:
     """The object itself, or the items of a ``kind: List`` (recursively)."""
-    if not isinstance(obj, Mapping):
+    if not is_mapping(obj):
         return
     if is_list(obj) and isinstance(obj.get("items"), list):
         for index, item in enumerate(obj["items"]):
@@ -55,7 +63,7 @@ def walk_objects(obj: Any, path: Path = ()) -> Iterator[tuple[Path, Mapping[str,
 def dig(obj: Any, *path: str) -> Any:
     """The value at ``path`` under ``obj``; None where a step is missing or not a mapping."""
     for step in path:
-        if not isinstance(obj, Mapping):
+        if not is_mapping(obj):
             return None
         obj = obj.get(step)
     return obj
@@ -63,6 +71,6 @@ def dig(obj: Any, *path: str) -> Any:
 
 def annotations_of(obj: Any) -> Mapping[str, Any]:
     """The object's metadata.annotations, or an empty mapping when there are none."""
-    metadata = obj.get("metadata") if isinstance(obj, Mapping) else None
-    found = metadata.get("annotations") if isinstance(metadata, Mapping) else None
-    return found if isinstance(found, Mapping) else {}
+    metadata = obj.get("metadata") if is_mapping(obj) else None
+    found = metadata.get("annotations") if is_mapping(metadata) else None
+    return found if is_mapping(found) else {}

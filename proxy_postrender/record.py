@@ -13,31 +13,33 @@ from collections.abc import Mapping
 from proxy_postrender import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Final
 
 from proxy_postrender.errors import InputError
-from proxy_postrender.objects import Path
+from proxy_postrender.objects import Path, is_mapping
 from proxy_postrender.structs import Struct, field
 from proxy_postrender.yamltext.ops import AddKey, DeleteKey, Op, SetValue
 from proxy_postrender.yamltext.tree import spelling
 
+# (Constants here are Final: the compiled build reads them from C variables, not
+# from the module's dict.)
 # Flags: the collection the tool filled was present but null (``~key``) or
 # empty (``~empty-key``) in the input, so removal gives that value back instead
 # of deleting the key. (Records without them come from inputs without the key,
 # or from older versions: their removal deletes the key, as it always did.)
-NULL_ANNOTATIONS = "~annotations"
-EMPTY_ANNOTATIONS = "~empty-annotations"
-NULL_METADATA = "~metadata"
-EMPTY_METADATA = "~empty-metadata"
-_FLAGS = frozenset({NULL_ANNOTATIONS, EMPTY_ANNOTATIONS, NULL_METADATA, EMPTY_METADATA})
+NULL_ANNOTATIONS: Final = "~annotations"
+EMPTY_ANNOTATIONS: Final = "~empty-annotations"
+NULL_METADATA: Final = "~metadata"
+EMPTY_METADATA: Final = "~empty-metadata"
+_FLAGS: Final = frozenset({NULL_ANNOTATIONS, EMPTY_ANNOTATIONS, NULL_METADATA, EMPTY_METADATA})
 # A flag (or a container's mark) may carry how the input wrote that value, when not the
 # plain way (``key:``, ``key: {}``): ``~annotations:_~`` for ``annotations: ~``,
 # ``~empty-annotations:%0A____%7B%7D`` for ``{}`` on the next line (the text after the
 # key's colon to the end of the value's line, see ``tree.spelling``; a space written
 # ``_``, other characters than letters, digits and ``.~+-`` as ``%XX`` or ``%uXXXXXX``:
 # the record stays a plain scalar), so that it comes back byte for byte.
-SPELLING = ":"
-_KEPT = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.~+-")
+SPELLING: Final = ":"
+_KEPT: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.~+-")
 
 
 def escape(text: str) -> str:
@@ -89,7 +91,7 @@ def split_spelling(part: str) -> tuple[str, str | None]:
 def mapping_or_none(value: Any, where: str) -> Mapping[str, Any] | None:
     if value is None:
         return None
-    if not isinstance(value, Mapping):
+    if not is_mapping(value):
         raise InputError(f"{where} is not a mapping")
     return value
 
@@ -146,12 +148,12 @@ class Record(Struct):
         if self.current == (wanted or None):
             return []
         metadata = obj.get("metadata")
-        annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
+        annotations = metadata.get("annotations") if is_mapping(metadata) else None
         meta_path = (*base, "metadata")
         annotations_path = (*meta_path, "annotations")
         if not wanted:
-            if isinstance(annotations, Mapping) and len(annotations) == 1:
-                if isinstance(metadata, Mapping) and len(metadata) == 1:
+            if is_mapping(annotations) and len(annotations) == 1:
+                if is_mapping(metadata) and len(metadata) == 1:
                     if NULL_METADATA in self.flags:
                         return [SetValue(meta_path, None, self.spellings.get(NULL_METADATA))]
                     if EMPTY_METADATA in self.flags:
@@ -162,7 +164,7 @@ class Record(Struct):
                 if EMPTY_ANNOTATIONS in self.flags:
                     spelled = self.spellings.get(EMPTY_ANNOTATIONS)
                     return [SetValue(annotations_path, {}, spelled)]
-                if isinstance(metadata, Mapping) and len(metadata) == 1:
+                if is_mapping(metadata) and len(metadata) == 1:
                     return [DeleteKey(meta_path)]  # the tool added the metadata too
                 return [DeleteKey(annotations_path)]
             return [DeleteKey((*annotations_path, self.key))]
@@ -170,7 +172,7 @@ class Record(Struct):
             return [SetValue((*annotations_path, self.key), wanted)]
         if annotations:
             return [AddKey(annotations_path, self.key, wanted)]
-        if isinstance(metadata, Mapping) and "annotations" in metadata:  # null or {}
+        if is_mapping(metadata) and "annotations" in metadata:  # null or {}
             return [SetValue(annotations_path, {self.key: wanted})]
         if metadata:
             return [AddKey(meta_path, "annotations", {self.key: wanted})]

@@ -508,3 +508,36 @@ def sharing_texts(draw: st.DrawFn) -> list[str]:
 def test_read_data_reads_as_read_does_when_texts_share_blocks(texts: list[str]) -> None:
     with _own_memo():  # one per example: a function-scoped fixture would span them all
         _check_in_turn(texts)
+
+
+# The quoted scalar's end found without the pattern where it holds no escape, and the
+# ASCII test for unread characters: the same answers as the patterns they stand for.
+_QUOTED_PIECES = ['"', "'", "''", "\\", '\\"', "a", " ", "#", ":", "\\x41", "é", "\u2028"]
+
+
+@given(st.sampled_from(['"', "'"]), st.lists(st.sampled_from(_QUOTED_PIECES), max_size=12))
+def test_a_quoted_scalar_ends_where_its_pattern_does(quote: str, pieces: list[str]) -> None:
+    s = quote + "".join(pieces)
+    match = (blockread._DOUBLE if quote == '"' else blockread._SINGLE).match(s)
+    assert blockread._quoted_end(s) == (-1 if match is None else match.end())
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=0x7F)))
+def test_the_ascii_test_for_unread_characters_is_the_full_one(text: str) -> None:
+    full = blockread._UNREAD.search(text)
+    ascii_only = blockread._UNREAD_ASCII.search(text)
+    assert (full is None) == (ascii_only is None)
+    assert full is None or ascii_only is None or full.start() == ascii_only.start()
+
+
+def test_plain_scalars_resolve_the_same_from_the_resolvers_cache() -> None:
+    # the resolver keeps what each text resolved to: nulls, booleans, numbers and
+    # strings come back with their own type the second time (1 is not True, ~ is None)
+    texts = ["~", "null", "0", "1", "true", "True", "false", "8080", "-3", "1.5", "0o17"]
+    texts += ["500m", "256Mi", "1.2.3", "2001-12-14", "+1", ".5", "-", "=x", "0x1F", "1_000"]
+    fresh = blockread._Resolver()
+    first = [(type(v), v) for v in map(fresh.plain, texts)]
+    again = [(type(v), v) for v in map(fresh.plain, texts)]
+    expected = [(type(v), v) for v in (blockread._Resolver()._resolve(t) for t in texts)]
+    assert first == again == expected
+    assert [fresh.plain(t) for t in texts[:3]] == [None, None, 0]

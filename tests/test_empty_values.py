@@ -9,11 +9,15 @@ the key.
 from __future__ import annotations
 
 import difflib
+import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from proxy_postrender import engine
 from proxy_postrender.request import Request
+from proxy_postrender.yamltext import read
 
 REQUEST = Request(env=(("HTTP_PROXY", "http://proxy.example:3128"), ("NO_PROXY", ".svc")))
 REMOVE = Request(env=())
@@ -144,3 +148,39 @@ def test_only_the_line_of_the_empty_token_is_rewritten(text: str, rewritten: lis
 def test_the_record_keeps_the_spelling_as_a_plain_scalar() -> None:
     out = engine.process(SHAPES["annotations {} on the next line, comment"], REQUEST).text
     assert ";~empty-annotations:%0A____%7B%7D__%23_none\n" in out
+
+
+# The search for odd spellings skips the text before the line of the first token: it
+# finds what a search of the whole text finds (texts made of the pieces that matter).
+_PIECES = ["~", "null", "Null", "NULL", "nul", "[", "]", "{", "}", ":", " ", "  ", "\t"]
+_PIECES += ["\n", "\r\n", "#", ",", "a", "key: ", "- ", "[]", "{}", "[ ]", "{ \n}", "x~"]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=40).map("".join))
+@settings(max_examples=3000, deadline=None)
+def test_odd_spellings_are_found_as_in_the_whole_text(text: str) -> None:
+    whole = [(m.start(), m.end()) for m in re.finditer(read._ODD_EMPTY, text)]
+    assert read.odd_empty_matches(text) == whole
+    finds = [at for at in (text.find(token) for token in read._TOKENS) if at >= 0]
+    assert read.first_token(text) == (min(finds) if finds else -1)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: 1\nb: x\n",
+        "a: [1]\nb: {c: d}\n",
+        "nul: l\nb: [\n",
+        "a: 1\nb: ~\n",
+        "a: [x]\nb:\n  []\nc: {}\n",
+        "imagePullPolicy: x\nb: {\n}\n",
+        "a: Null\nb: [ ]\n",
+        "a:  {}\n",
+        "[ a ]  [\t]\n{}  # c\n",
+    ],
+)
+def test_odd_spellings_in_chosen_texts(text: str) -> None:
+    whole = [(m.start(), m.end()) for m in re.finditer(read._ODD_EMPTY, text)]
+    assert read.odd_empty_matches(text) == whole
+    finds = [at for at in (text.find(token) for token in read._TOKENS) if at >= 0]
+    assert read.first_token(text) == (min(finds) if finds else -1)

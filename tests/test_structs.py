@@ -149,3 +149,32 @@ def test_every_record_class_of_the_package_is_built_as_declared() -> None:
         assert issubclass(cls, Struct) is not frozen, cls
         assert (cls.__hash__ is not None) is frozen, cls
     assert seen >= 40
+
+
+def test_the_operation_classes_have_no_subclasses() -> None:
+    # the splicer, its check and ops.apply tell operations apart by ``type(op) is C``: a
+    # subclass would be taken for none of them
+    from proxy_postrender.yamltext import ops
+
+    assert [cls for cls in ops.OP_CLASSES if cls.__subclasses__()] == []
+    assert set(ops.OP_CLASSES) == set(ops.Op.__args__)
+
+
+def test_records_with_an_init_of_their_own_are_made_as_the_shared_one_makes_them() -> None:
+    # splice.Edit and ops.AddKey set their fields themselves (a compiled __init__, in the
+    # compiled build): the same fields, values and order as StructBase.__init__ sets
+    from proxy_postrender.yamltext import ops, splice
+
+    cases: list[tuple[type[StructBase], tuple[Any, ...]]] = [
+        (splice.Edit, (1, 2, "x")),
+        (ops.AddKey, (("spec", 0), "env", "value")),
+    ]
+    for cls, args in cases:
+        assert "__init__" in vars(cls)
+        shared = cls.__new__(cls)
+        StructBase.__init__(shared, *args)
+        for made in (cls(*args), cls(**dict(zip(cls._fields, args, strict=True)))):
+            assert list(made.__dict__.items()) == list(shared.__dict__.items())
+            assert made == shared and hash(made) == hash(shared) and repr(made) == repr(shared)
+        with pytest.raises(FrozenInstanceError):
+            cls(*args).start = 0  # type: ignore[attr-defined]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -274,3 +275,48 @@ def test_splitting_chunks_gives_the_segments_of_the_whole(
     chunks = [text[i : i + size] for i in range(0, len(text), size)]
     expected = [(s.text, s.offset, s.line) for s in stream.split(text)]
     assert [(s.text, s.offset, s.line) for s in stream.split_chunks(chunks)] == expected
+
+
+# The splicer's cache of rendered lines (splice._rendered): a value that renders
+# differently never gets another one's lines, whatever was rendered before it.
+_LOOKALIKES: list[Any] = [
+    {"a": True},
+    {"a": 1},
+    {"a": "1"},
+    {"a": "true"},
+    {"a": None},
+    {"a": [1]},
+    {"a": [True]},
+    {"a": {"b": 1}},
+    {"a": "x\n"},
+    {"1": 1},
+]
+
+
+@pytest.mark.parametrize("literal", [True, False])
+def test_rendered_lines_are_those_of_the_value_rendered(literal: bool) -> None:
+    from proxy_postrender.yamltext import splice
+
+    style = splice.Style(literal=literal)
+    splice._RENDERED.clear()
+    for _ in range(2):  # the second round from the cache
+        for value in _LOOKALIKES:
+            for column in (0, 2):
+                assert splice._rendered(value, column, 0, style) == tuple(
+                    splice._block(value, column, style)
+                )
+        items = tuple(_LOOKALIKES)
+        expected = [line for item in items for line in splice._item(item, 4, 2, style)]
+        assert splice._rendered(items, 4, 2, style) == tuple(expected)
+        assert splice._rendered(items, 4, 4, style) != tuple(expected)
+
+
+def test_a_value_without_a_rendering_is_refused_after_a_lookalike_was_rendered() -> None:
+    from proxy_postrender.yamltext import splice
+
+    style = splice.Style()
+    assert splice._rendered({"a": [1, 2]}, 0, 0, style) == ("a:", "  - 1", "  - 2")
+    with pytest.raises(splice.Unsupported):
+        splice._rendered({"a": (1, 2)}, 0, 0, style)  # a tuple is not a list
+    with pytest.raises(splice.Unsupported):
+        splice._rendered({"a": 1.5}, 0, 0, style)

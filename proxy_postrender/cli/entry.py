@@ -7,6 +7,7 @@ errors are one line on stderr, exit 2, and nothing on stdout."""
 
 from __future__ import annotations
 
+import gc
 import sys
 
 from proxy_postrender.cli import options, table
@@ -15,6 +16,12 @@ from proxy_postrender.errors import UsageError
 
 
 def main(argv: list[str] | None = None) -> None:
+    if argv is None:
+        # A process of its own (the console script, ``python -m``): what start-up made
+        # (modules, classes, the profile) lives to the end of the run, and the garbage
+        # collector, which runs every few hundred objects made, need not walk it each
+        # time (about 1 % of a 500-document run). Not for callers in their own process.
+        gc.freeze()
     args = list(sys.argv[1:] if argv is None else argv)
     reporter = Reporter.for_argv(args)
     try:

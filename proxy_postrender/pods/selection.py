@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from proxy_postrender.errors import InputError
+from proxy_postrender.objects import is_mapping
 from proxy_postrender.structs import FrozenStruct
 
 INJECT_ANNOTATION = "proxy-postrender.io/inject"
@@ -143,17 +144,13 @@ class WorkloadSettings(FrozenStruct):
         templates, whose annotations count too."""
         if (_annotation(obj, INJECT_ANNOTATION, templates) or "").lower() == "false":
             return f'opted out by {INJECT_ANNOTATION}: "false"'
-        metadata = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
-        assert isinstance(metadata, Mapping)
+        metadata = obj.get("metadata") if is_mapping(obj.get("metadata")) else {}
+        assert is_mapping(metadata)
         namespace = metadata.get("namespace") or self.namespace
         namespace = str(namespace) if namespace else None
         name = str(metadata.get("name") or "")
         raw_labels = metadata.get("labels")
-        labels = (
-            {str(k): str(v) for k, v in raw_labels.items()}
-            if isinstance(raw_labels, Mapping)
-            else {}
-        )
+        labels = {str(k): str(v) for k, v in raw_labels.items()} if is_mapping(raw_labels) else {}
         kind = str(obj.get("kind") or "")
         if self.include and not any(
             rule.matches(kind, namespace, name, labels) for rule in self.include
@@ -177,10 +174,10 @@ class WorkloadSettings(FrozenStruct):
 def _annotation(obj: Mapping[str, Any], key: str, templates: Sequence[Any]) -> str | None:
     """The annotation on the object, else on one of its pod templates (the object's wins)."""
     holders = [obj.get("metadata")]
-    holders += [t.get("metadata") for t in templates if isinstance(t, Mapping)]
+    holders += [t.get("metadata") for t in templates if is_mapping(t)]
     for holder in holders:
-        annotations = holder.get("annotations") if isinstance(holder, Mapping) else None
-        if isinstance(annotations, Mapping) and annotations.get(key) is not None:
+        annotations = holder.get("annotations") if is_mapping(holder) else None
+        if is_mapping(annotations) and annotations.get(key) is not None:
             return str(annotations[key]).strip()
     return None
 

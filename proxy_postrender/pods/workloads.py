@@ -13,12 +13,12 @@ from collections.abc import Mapping
 from proxy_postrender import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, TypeAlias
+    from typing import Any, Final, TypeAlias
 
 from proxy_postrender.errors import InputError
 from proxy_postrender.noproxy import advice
 from proxy_postrender.noproxy.environments import ObjectEnv
-from proxy_postrender.objects import Path
+from proxy_postrender.objects import Path, is_mapping
 from proxy_postrender.plans import Plan
 from proxy_postrender.pods import selection
 from proxy_postrender.pods.selection import WorkloadSettings
@@ -28,9 +28,11 @@ from proxy_postrender.targets import Target
 from proxy_postrender.yamltext.ops import Op, SetValue, update_list
 from proxy_postrender.yamltext.tree import spelling
 
-ANNOTATION = "proxy-postrender.io/injected"
+# (Constants here are Final: the compiled build reads them from C variables, not
+# from the module's dict.)
+ANNOTATION: Final = "proxy-postrender.io/injected"
 # Lists of containers inside a pod spec that get the variables, in this order.
-CONTAINER_LISTS: tuple[str, ...] = ("initContainers", "containers")
+CONTAINER_LISTS: Final[tuple[str, ...]] = ("initContainers", "containers")
 
 
 class ObjectPlan(Plan):
@@ -104,7 +106,7 @@ def _containers(
         if not isinstance(items, list):
             raise InputError(f"{where}.{list_key} is not a list")
         for index, container in enumerate(items):
-            if not isinstance(container, Mapping):
+            if not is_mapping(container):
                 raise InputError(f"{where}.{list_key}[{index}] is not a mapping")
             name = container.get("name")
             if not isinstance(name, str) or not name:
@@ -120,7 +122,7 @@ def _env_items(container: Mapping[str, Any], where: str) -> list[Mapping[str, An
     if not isinstance(env, list):
         raise InputError(f"{where}.env is not a list")
     for index, item in enumerate(env):
-        if not isinstance(item, Mapping) or not isinstance(item.get("name"), str):
+        if not is_mapping(item) or not isinstance(item.get("name"), str):
             raise InputError(f"{where}.env[{index}] is not a mapping with a name")
     return env
 
@@ -129,7 +131,7 @@ def pod_spec_at(obj: Mapping[str, Any], spec_path: Path) -> Any:
     """The pod spec (or template) at ``spec_path``; None when the path leads nowhere."""
     node: Any = obj
     for step in spec_path:
-        if isinstance(node, Mapping):
+        if is_mapping(node):
             node = node.get(step)
         elif isinstance(node, list) and isinstance(step, int) and -len(node) <= step < len(node):
             node = node[step]
@@ -163,7 +165,7 @@ def plan(
         if pod_spec is None:
             continue
         where = ".".join(str(s) for s in spec_path)
-        if not isinstance(pod_spec, Mapping):
+        if not is_mapping(pod_spec):
             raise InputError(f"{where} is not a mapping")
         found += [(spec_path, where, c) for c in _containers(pod_spec, where)]
     named = (
@@ -214,9 +216,7 @@ def plan(
         result.containers += 1
     for spec_path in paths:
         pod_spec = pod_spec_at(obj, spec_path)
-        if not isinstance(pod_spec, Mapping) or not (
-            spec_path in mounted or spec_path in owned_volume
-        ):
+        if not is_mapping(pod_spec) or not (spec_path in mounted or spec_path in owned_volume):
             continue
         volume = settings.ca.volume() if settings.ca and spec_path in mounted else None
         if volume is not None and spec_path not in owned_volume:
@@ -229,12 +229,12 @@ def plan(
     return result
 
 
-CA_MARK = "+ca"  # in a container's record: the tool mounted the proxy CA there
+CA_MARK: Final = "+ca"  # in a container's record: the tool mounted the proxy CA there
 # In a container's record: its env was null ("env:") or [] before the tool filled it.
-NULL_ENV_MARK = "+null-env"
-EMPTY_ENV_MARK = "+empty-env"
+NULL_ENV_MARK: Final = "+null-env"
+EMPTY_ENV_MARK: Final = "+empty-env"
 # What separates the record's entries, a container from its variables, and variables.
-_RECORD_SEPARATORS = frozenset(";=,")
+_RECORD_SEPARATORS: Final = frozenset(";=,")
 
 
 def _check_recordable(name: str, where: str) -> None:
@@ -253,7 +253,7 @@ def _check_mount_free(
     container: Mapping[str, Any], ca: selection.CaMount, owned: bool, where: str
 ) -> None:
     for mount in container.get("volumeMounts") or []:
-        if not isinstance(mount, Mapping):
+        if not is_mapping(mount):
             continue
         if mount.get("name") == selection.CA_VOLUME and not owned:
             raise InputError(
@@ -269,7 +269,7 @@ def _check_mount_free(
 
 def _check_volume_free(pod_spec: Mapping[str, Any], where: str) -> None:
     for volume in pod_spec.get("volumes") or []:
-        if isinstance(volume, Mapping) and volume.get("name") == selection.CA_VOLUME:
+        if is_mapping(volume) and volume.get("name") == selection.CA_VOLUME:
             raise InputError(
                 f"{where}.volumes already has a volume named {selection.CA_VOLUME}, the name the "
                 "tool uses for the proxy CA"
@@ -287,7 +287,7 @@ def _owned_entry(
     ours = [
         i
         for i, item in enumerate(items or [])
-        if isinstance(item, Mapping) and item.get("name") == selection.CA_VOLUME
+        if is_mapping(item) and item.get("name") == selection.CA_VOLUME
     ]
     if wanted is not None and len(ours) == 1 and dict((items or [])[ours[0]]) == wanted:
         return []

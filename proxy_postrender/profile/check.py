@@ -233,7 +233,7 @@ def _presets(option: Option, value: Any, where: str, ctx: Context) -> tuple[str,
 def _no_proxy(
     option: Option, value: Any, where: str, ctx: Context
 ) -> tuple[syntax.NoProxyEntry, ...]:
-    if not isinstance(value, str | list):
+    if not isinstance(value, (str, list)):
         fail(option.messages, "no-proxy", where)
     if isinstance(value, list) and not all(isinstance(v, str) for v in value):
         fail(option.messages, "no-proxy.entry", where)
@@ -352,7 +352,7 @@ def _mappings(option: Option, value: Any, where: str, ctx: Context) -> tuple[dic
     assert section is not None
     if isinstance(value, list):
         items: list[Any] = value
-    elif isinstance(value, str | Mapping):
+    elif isinstance(value, (str, Mapping)):
         items = list(value)  # as before: read item by item, so the first item is named
     else:
         fail(option.messages, "mappings", where)

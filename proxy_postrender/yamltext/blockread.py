@@ -30,7 +30,7 @@ import re
 from proxy_postrender import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Final
 
 from proxy_postrender.yamltext.errors import MAX_DEPTH
 from proxy_postrender.yamltext.tree import MappingNode, Node, ScalarNode, SequenceNode
@@ -46,14 +46,20 @@ class Declined(Exception):
         self.reason = reason
 
 
+# The module's constants are Final: the compiled build reads them from C variables,
+# not from the module's dict (a lookup each time, a few per line read).
+
 # Characters libyaml refuses or reads as line breaks, plus tab, CR and BOM:
 # any of them sends the document to the full parser.
-_UNREAD = re.compile(
+_UNREAD: Final = re.compile(
     r"[\t\r\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]"
 )
-_DOUBLE = re.compile(r'"((?:[^"\\]|\\.)*)"')
-_SINGLE = re.compile(r"'((?:[^']|'')*)'")
-_ESCAPES = {
+# The same set for an ASCII text: all of it below 256, which ``re`` tests with one table
+# lookup a character (the set above, with its ranges past 255, costs several).
+_UNREAD_ASCII: Final = re.compile(r"[\t\r\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_DOUBLE: Final = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_SINGLE: Final = re.compile(r"'((?:[^']|'')*)'")
+_ESCAPES: Final = {
     "0": "\0",
     "a": "\a",
     "b": "\b",
@@ -72,13 +78,13 @@ _ESCAPES = {
     "L": "\u2028",
     "P": "\u2029",
 }
-_ESCAPE = re.compile(r"\\(?:x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))")
+_ESCAPE: Final = re.compile(r"\\(?:x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))")
 # A plain scalar may not start with these (a few may when a non-space follows).
-_INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
-_FLOW_SCALAR = re.compile(
+_INDICATORS: Final = frozenset("-?:,[]{}#&*!|>'\"%@`")
+_FLOW_SCALAR: Final = re.compile(
     r"""(?:("(?:[^"\\]|\\.)*")|('(?:[^']|'')*')|([^\s,\[\]{}#'"][^,\[\]{}#]*?)) *(?=[,\]}:]|$)"""
 )
-_NULLS = frozenset({"", "~", "null", "Null", "NULL"})
+_NULLS: Final = frozenset({"", "~", "null", "Null", "NULL"})
 
 
 def _unescape(body: str) -> str:
@@ -99,13 +105,16 @@ def _unescape(body: str) -> str:
 
 # First characters of the plain scalars the loader's implicit resolvers may turn into
 # something other than a string (checked against the loader in the tests).
-IMPLICIT_STARTS = frozenset("!&*+-.0123456789<=FNTfnt~")
-_BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False}
+IMPLICIT_STARTS: Final = frozenset("!&*+-.0123456789<=FNTfnt~")
+_BOOLS: Final = {"true": True, "True": True, "TRUE": True, "false": False, "False": False}
 _BOOLS["FALSE"] = False
-_DECIMAL = re.compile(r"-?(?:0|[1-9][0-9]*)")
+_DECIMAL: Final = re.compile(r"-?(?:0|[1-9][0-9]*)")
 # A character no number, date, infinity or NaN holds ("256Mi", "500m"): a string.
-_NOT_NUMERIC = re.compile(r"[^0-9a-fA-F+\-._: xXoObBtTzZiInN]")
-_DOTTED = re.compile(r"[0-9]+(?:\.[0-9]+){2,}")  # addresses and versions: never numbers
+_NOT_NUMERIC: Final = re.compile(r"[^0-9a-fA-F+\-._: xXoObBtTzZiInN]")
+_DOTTED: Final = re.compile(r"[0-9]+(?:\.[0-9]+){2,}")  # addresses and versions: never numbers
+
+
+_UNKNOWN: Final = object()
 
 
 class _Resolver:
@@ -120,10 +129,22 @@ class _Resolver:
     def __init__(self) -> None:
         self._loader: Any = None
         self._cache: dict[str, Any] = {}
+        # every other value resolved here, by its text ("8080", "500m", "2": the same
+        # in every document), so that it is tested against the patterns once a run
+        self._quick: dict[str, Any] = {}
 
     def plain(self, value: str) -> Any:
         if value[:1] not in IMPLICIT_STARTS:
             return value if value else None
+        found = self._quick.get(value, _UNKNOWN)  # (a null is cached: None)
+        if found is not _UNKNOWN:
+            return found
+        result = self._resolve(value)
+        if len(self._quick) < 4096:
+            self._quick[value] = result
+        return result
+
+    def _resolve(self, value: str) -> Any:
         if value in _NULLS:
             return None
         found = _BOOLS.get(value)
@@ -164,14 +185,14 @@ class _Resolver:
             raise Declined("unconstructable scalar") from exc
 
 
-_RESOLVER = _Resolver()
+_RESOLVER: Final = _Resolver()
 
 
 def resolve_plain(value: str) -> Any:
     return _RESOLVER.plain(value)
 
 
-_SHALLOWER: dict[int, re.Pattern[str]] = {}
+_SHALLOWER: Final[dict[int, re.Pattern[str]]] = {}
 # Bounds of the memo of regions read: characters of one region, characters of all
 # regions kept, and regions seen once (their hashes are kept).
 _MAX_REGION = 1 << 16
@@ -260,12 +281,12 @@ class _Reader:
         no leading spaces and is not empty or a comment."""
         first = s[0]
         if first == '"' or first == "'":
-            match = (_DOUBLE if first == '"' else _SINGLE).match(s)
-            if match is None:
+            end = _quoted_end(s)
+            if end < 0:
                 raise Declined("quoted scalar continues on the next line")
-            _check_tail(s, match.end())
-            value = _quoted(first, match.group(1))
-            return ScalarNode(offset, offset + match.end(), value, first, False), value
+            _check_tail(s, end)
+            value = _quoted(first, s[1 : end - 1])
+            return ScalarNode(offset, offset + end, value, first, False), value
         if first == "[" or first == "{":
             node, data, end = _flow(s, 0, offset, self.depth + 1)
             _check_tail(s, end)
@@ -476,7 +497,28 @@ class _Reader:
 
 def _usable_key(key: Any) -> bool:
     """Keys read here: strings and numbers (null and collections go to the full path)."""
-    return type(key) is str or isinstance(key, int | float | bool)
+    return type(key) is str or isinstance(key, (int, float, bool))
+
+
+def _quoted_end(s: str) -> int:
+    """Just after the quoted scalar that starts ``s`` (its quote is ``s[0]``), as
+    ``_DOUBLE`` or ``_SINGLE`` match it; -1 when it does not end on this line.
+
+    Most quoted scalars hold no escape: their end is the next quote, found by a
+    substring search; the pattern, which tests each character, reads the others."""
+    first = s[0]
+    close = s.find(first, 1)
+    if close < 0:
+        return -1
+    if first == '"':
+        if s.find("\\", 1, close) < 0:
+            return close + 1
+        match = _DOUBLE.match(s)
+    else:
+        if s[close + 1 : close + 2] != "'":
+            return close + 1
+        match = _SINGLE.match(s)
+    return -1 if match is None else match.end()
 
 
 def _quoted(quote: str, body: str) -> str:
@@ -511,10 +553,10 @@ def _looks_like_key(s: str) -> bool:
     declined where it is read)."""
     first = s[0]
     if first == '"' or first == "'":
-        match = (_DOUBLE if first == '"' else _SINGLE).match(s)
-        if match is None:
+        end = _quoted_end(s)
+        if end < 0:
             return False
-        tail = s[match.end() :].lstrip(" ")
+        tail = s[end:].lstrip(" ")
         return tail[:1] == ":" and (len(tail) == 1 or tail[1] == " ")
     if first in "#[{":
         return False
@@ -530,11 +572,10 @@ def _key(s: str, offset: int) -> tuple[ScalarNode, Any, int]:
     """The key that starts ``s``: (node, data, index just after its ':')."""
     first = s[0]
     if first == '"' or first == "'":
-        match = (_DOUBLE if first == '"' else _SINGLE).match(s)
-        if match is None:
+        end = _quoted_end(s)
+        if end < 0:
             raise Declined("quoted key continues on the next line")
-        value = _quoted(first, match.group(1))
-        end = match.end()
+        value = _quoted(first, s[1 : end - 1])
         colon = end + len(s[end:]) - len(s[end:].lstrip(" "))
         if s[colon : colon + 1] != ":" or (len(s) > colon + 1 and s[colon + 1] != " "):
             raise Declined("quoted key without ':'")
@@ -662,7 +703,7 @@ def read_data(text: str) -> Any:
 
 
 def _read(text: str, memo: _Memo | None) -> tuple[Node, Any]:
-    if _UNREAD.search(text) is not None:
+    if (_UNREAD_ASCII if text.isascii() else _UNREAD).search(text) is not None:
         raise Declined("tab, CR, BOM or a character libyaml refuses")
     reader = _Reader(text, memo)
     i = reader.next_content(0)

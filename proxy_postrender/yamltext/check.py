@@ -36,7 +36,7 @@ import re
 from proxy_postrender import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Final
 
     from proxy_postrender.objects import Path
     from proxy_postrender.yamltext.ops import Op
@@ -55,17 +55,21 @@ from proxy_postrender.yamltext.ops import (
 from proxy_postrender.yamltext.read import load_documents
 from proxy_postrender.yamltext.tree import MappingNode, Node, ScalarNode, SequenceNode
 
+# (Constants here are Final: the compiled build reads them from C variables, not
+# from the module's dict.)
 # An anchor, an alias or a tag where a node may start: at the start of a line, after a
 # dash, "?", ": " or a comma, or after a flow collection that opens there ("a && b" in a
 # block value, "[ -S f ] && b" in a command, are none). Such a document is checked by
 # reading it all.
-_ANCHOR_ALIAS_TAG = r"(?m)(?:^[ \t]*(?:[-?][ \t]+)*|:[ \t]+)(?:[\[{][^\n]*)?[&*!]|,[ \t]*[&*!]"
+_ANCHOR_ALIAS_TAG: Final = (
+    r"(?m)(?:^[ \t]*(?:[-?][ \t]+)*|:[ \t]+)(?:[\[{][^\n]*)?[&*!]|,[ \t]*[&*!]"
+)
 # A block scalar header with "+" (keep) chomping: its value takes the blank lines after it.
-_KEEP_CHOMPING = r"[|>][1-9]?\+"
+_KEEP_CHOMPING: Final = r"[|>][1-9]?\+"
 # Snippets already read in this run: (text, column) -> its data (_UNREAD: not read).
-_SNIPPETS: dict[tuple[str, int], Any] = {}
-_MAX_SNIPPETS = 4096
-_UNREAD = object()
+_SNIPPETS: Final[dict[tuple[str, int], Any]] = {}
+_MAX_SNIPPETS: Final = 4096
+_UNREAD: Final = object()
 
 Trace = list[tuple["Op | None", list["Edit"]]]
 
@@ -229,20 +233,20 @@ class _Layouts:
 
     def edit(self, op: Op, edit: Edit) -> bool:
         text = self.before
-        if isinstance(op, AddKey | AppendItems | InsertItems):
+        if type(op) is AddKey or type(op) is AppendItems or type(op) is InsertItems:
             coll = splice.resolve(self.root, op.path)
-            if not isinstance(coll, MappingNode | SequenceNode) or not coll.value:
+            if not isinstance(coll, (MappingNode, SequenceNode)) or not coll.value:
                 return False
             if not splice.is_block(coll) or edit.start != edit.end:
                 return False
-            if isinstance(coll, MappingNode) and isinstance(op, AddKey):
+            if isinstance(coll, MappingNode) and type(op) is AddKey:
                 col = splice.column(text, coll.value[0][0].start)
-            elif isinstance(coll, SequenceNode) and not isinstance(op, AddKey):
+            elif isinstance(coll, SequenceNode) and type(op) is not AddKey:
                 col = splice.column(text, self._dash(coll.value[0]))
             else:
                 return False
             index = len(coll.value)
-            if isinstance(op, InsertItems) and op.index < len(coll.value):
+            if type(op) is InsertItems and op.index < len(coll.value):
                 assert isinstance(coll, SequenceNode)
                 index = op.index
                 dash = self._dash(coll.value[index])
@@ -259,7 +263,7 @@ class _Layouts:
             if data is _UNREAD:
                 return False
             change = self.change(op.path, coll)
-            if isinstance(op, AddKey):
+            if type(op) is AddKey:
                 if not isinstance(data, dict) or list(data) != [op.key]:
                     return False
                 change.added.append((index, (op.key, data[op.key])))
@@ -268,11 +272,11 @@ class _Layouts:
                     return False
                 change.added.extend((index, item) for item in data)
             return True
-        if isinstance(op, DeleteItem | DeleteKey):
+        if type(op) is DeleteItem or type(op) is DeleteKey:
             coll = splice.resolve(self.root, op.path[:-1])
             if not splice.is_block(coll) or edit.text:
                 return False
-            if isinstance(op, DeleteItem):
+            if type(op) is DeleteItem:
                 if not isinstance(coll, SequenceNode):
                     return False
                 entry = coll.value[int(op.path[-1])]
@@ -292,12 +296,12 @@ class _Layouts:
                 return False
             self.change(op.path[:-1], coll).deleted.add(op.path[-1])
             return True
-        if isinstance(op, SetValue):
+        if type(op) is SetValue:
             if not isinstance(op.value, str) or not op.path:
                 return False
             coll = splice.resolve(self.root, op.path[:-1])
             node = splice.resolve(self.root, op.path)
-            if not isinstance(coll, MappingNode | SequenceNode) or not splice.is_block(coll):
+            if not isinstance(coll, (MappingNode, SequenceNode)) or not splice.is_block(coll):
                 return False
             if not isinstance(node, ScalarNode) or node.style not in ("", "'", '"'):
                 return False

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from proxy_postrender import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Final
+
 
 class ParseError(Exception):
     """Invalid YAML; ``offset`` is where in the text, when known."""
@@ -22,7 +27,9 @@ class LimitError(ParseError):
 # recurses in C and crashed the process 50 000 levels down. The node bound keeps a
 # document to seconds and under a gigabyte: a 1 MiB JSON Deployment holds about
 # 125 000 nodes, and 973 000 (7.9 MiB) took 6.3 s and 0.56 GB (docs/performance.md).
-MAX_DEPTH = 200
+# (MAX_DEPTH is Final: the compiled reader, which tests it at every collection, reads
+# the number itself, not a module's dict each time)
+MAX_DEPTH: Final = 200
 MAX_NODES = 1_000_000
 
 

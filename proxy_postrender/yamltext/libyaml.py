@@ -99,7 +99,7 @@ def shares_nodes(root: tree.Node) -> bool:
     stack = [root]
     while stack:
         node = stack.pop()
-        if isinstance(node, tree.MappingNode | tree.SequenceNode):
+        if isinstance(node, (tree.MappingNode, tree.SequenceNode)):
             if id(node) in seen:
                 return True
             seen.add(id(node))
@@ -362,7 +362,7 @@ class _Events:
         if frame[5] is _NO_KEY:
             # strings and integers (booleans too); the composer judges the rest, and
             # refuses a duplicate key
-            if not isinstance(data, str | int) or data in frame[4]:
+            if not isinstance(data, (str, int)) or data in frame[4]:
                 self.building = False
                 return False
             frame[5] = data
@@ -382,7 +382,7 @@ def _quoted(value: Any) -> Any:
     some plain scalars (``http://h:1`` in flow context) that ruamel writes."""
     if isinstance(value, dict):
         return {_quoted(k): _quoted(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
+    if isinstance(value, (list, tuple)):
         return [_quoted(v) for v in value]
     if isinstance(value, str) and not _WORD_RE.fullmatch(value):
         return DoubleQuotedScalarString(value)
@@ -390,9 +390,9 @@ def _quoted(value: Any) -> Any:
 
 
 def _quote_op(op: ops_mod.Op) -> ops_mod.Op:
-    if isinstance(op, ops_mod.SetValue | ops_mod.AddKey):
+    if isinstance(op, (ops_mod.SetValue, ops_mod.AddKey)):
         return structs.replace(op, value=_quoted(op.value))
-    if isinstance(op, ops_mod.AppendItems | ops_mod.InsertItems):
+    if isinstance(op, (ops_mod.AppendItems, ops_mod.InsertItems)):
         return structs.replace(op, items=tuple(_quoted(list(op.items))))
     return op
 

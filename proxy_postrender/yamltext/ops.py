@@ -48,12 +48,21 @@ class AddKey(FrozenStruct):
     key: str
     value: Any
 
+    def __init__(self, path: Path, key: str, value: Any) -> None:
+        # Several a document: compiled, as splice.Edit's (the same fields, in order)
+        self.__dict__.update(path=path, key=key, value=value)
+
 
 class DeleteKey(FrozenStruct):
     path: Path  # to a mapping entry; the last element is its key
 
 
 Op = SetValue | DeleteItem | AppendItems | InsertItems | AddKey | DeleteKey
+# The operation classes have no subclasses (tests/test_structs.py checks it): code that
+# tells them apart tests ``type(op) is C``, one pointer comparison, where ``isinstance``
+# with a record class (whose metaclass is not ``type``) calls the metaclass's
+# ``__instancecheck__`` for every class the operation is not, several per operation.
+OP_CLASSES = (SetValue, DeleteItem, AppendItems, InsertItems, AddKey, DeleteKey)
 
 
 def get(tree: Any, path: Path) -> Any:
@@ -67,7 +76,7 @@ def copy_tree(value: Any) -> Any:
     """A copy of plain data in which no dict or list is shared (tuples become lists)."""
     if isinstance(value, dict):
         return {k: copy_tree(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
+    if isinstance(value, (list, tuple)):
         return [copy_tree(v) for v in value]
     return value
 
@@ -82,42 +91,47 @@ def apply(tree: Any, ops: list[Op]) -> None:
     """
     found: list[tuple[Op, Any]] = []
     for op in ops:
-        at = op.path if isinstance(op, AppendItems | InsertItems | AddKey) else op.path[:-1]
+        at = (
+            op.path
+            if (type(op) is AppendItems or type(op) is InsertItems or type(op) is AddKey)
+            else op.path[:-1]
+        )
         try:
             found.append((op, get(tree, at)))
         except (KeyError, IndexError, TypeError):
             found.append((op, None))  # made by another op (a replaced value): found later
     for op, parent in found:
-        if isinstance(op, SetValue):
+        if type(op) is SetValue:
             parent = get(tree, op.path[:-1]) if parent is None else parent
             parent[op.path[-1]] = copy_tree(op.value)
     for op, parent in found:
-        if isinstance(op, DeleteKey):
+        if type(op) is DeleteKey:
             del parent[op.path[-1]]
     sequences: dict[int, tuple[Any, list[Op]]] = {}
     for op, parent in found:
-        if isinstance(op, DeleteItem | InsertItems | AppendItems):
+        if type(op) is DeleteItem or type(op) is InsertItems or type(op) is AppendItems:
             if parent is None:
-                parent = get(tree, op.path[:-1] if isinstance(op, DeleteItem) else op.path)
+                parent = get(tree, op.path[:-1] if type(op) is DeleteItem else op.path)
             sequences.setdefault(id(parent), (parent, []))[1].append(op)
     for seq, seq_ops in sequences.values():
-        assert isinstance(seq, MutableSequence)
-        deleted = sorted({int(op.path[-1]) for op in seq_ops if isinstance(op, DeleteItem)})
+        # list first: one C type check in the compiled build, where the ABC runs Python
+        assert isinstance(seq, list) or isinstance(seq, MutableSequence)  # noqa: SIM101
+        deleted = sorted({int(op.path[-1]) for op in seq_ops if type(op) is DeleteItem})
         for index in reversed(deleted):
             del seq[index]
-        inserts = [(op.index, n, op) for n, op in enumerate(seq_ops) if isinstance(op, InsertItems)]
+        inserts = [(op.index, n, op) for n, op in enumerate(seq_ops) if type(op) is InsertItems]
         # the highest first, so that a lower one's index still holds; at one index the
         # last first, so that the items end up in the order of the ops
         for index, _, op in sorted(inserts, key=lambda t: t[:2], reverse=True):
             position = index - sum(1 for gone in deleted if gone < index)
             seq[position:position] = [copy_tree(item) for item in op.items]
         for op in seq_ops:
-            if isinstance(op, AppendItems):
+            if type(op) is AppendItems:
                 seq.extend(copy_tree(item) for item in op.items)
     for op, parent in found:
-        if isinstance(op, AddKey):
+        if type(op) is AddKey:
             mapping = get(tree, op.path) if parent is None else parent
-            assert isinstance(mapping, MutableMapping)
+            assert isinstance(mapping, dict) or isinstance(mapping, MutableMapping)  # noqa: SIM101
             mapping[op.key] = copy_tree(op.value)
 
 
@@ -143,7 +157,7 @@ def update_list(
     spelling, see ``SetValue.text``).
     """
     path = (*parent_path, key)
-    items = parent.get(key) if isinstance(parent, dict | MutableMapping) else None
+    items = parent.get(key) if isinstance(parent, (dict, MutableMapping)) else None
     if items and deleted == set(range(len(items))) and not added:
         if restore_empty:
             return [SetValue(path, [], restore_text)]

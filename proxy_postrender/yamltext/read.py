@@ -13,7 +13,7 @@ import re
 from proxy_postrender import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Final
 
 from proxy_postrender.yamltext import blockread
 from proxy_postrender.yamltext.errors import MAX_NODES, ParseError, too_many
@@ -65,21 +65,61 @@ _ODD_EMPTY = (
     r"|\[\s+\]|\{\s+\}|^[ \t]*(?:\[\]|\{\})|:(?:[ \t]{2,}|\t)(?:\[\]|\{\})"
     r"|(?:\[\]|\{\})[ \t]+(?:#|\r?$)"
 )
-_PLAIN = {"[]": " []", "{}": " {}"}
+# (Constants here are Final: the compiled build reads them from C variables, not
+# from the module's dict.)
+_PLAIN: Final = {"[]": " []", "{}": " {}"}
+_ODD_PATTERN: re.Pattern[str] | None = None
 # Every text _ODD_EMPTY matches holds one of these tokens (a null, an empty collection,
 # a bracket followed by white space): looking for them first (substring search, in C)
 # spares most texts the pattern above, which cannot skip ahead and costs hundreds of
 # instructions a character (+12 % on a dense 500-Deployment render without this).
 _TOKENS = ("~", "null", "Null", "NULL", "[]", "{}", *(o + w for o in "[{" for w in " \t\r\n"))
+# What may follow "[" or "{" in a token: its closer or white space.
+_AFTER_BRACKET: Final = {"[": ("]", " ", "\t", "\r", "\n"), "{": ("}", " ", "\t", "\r", "\n")}
+
+
+def first_token(text: str) -> int:
+    """Where the first of ``_TOKENS`` starts in ``text`` (-1: none of them is there).
+
+    The same as the least ``text.find(token)``, in fewer passes over the text: the
+    bracket tokens are found from the brackets (a scan for one character, rare in
+    rendered YAML), and each search stops where an earlier token was found."""
+    first = len(text)
+    for token in ("~", "null", "Null", "NULL"):
+        # an occurrence that starts before ``first`` ends before first + len - 1
+        at = text.find(token, 0, first + len(token) - 1)
+        if at >= 0:
+            first = at
+    for opener, after in _AFTER_BRACKET.items():
+        at = text.find(opener, 0, first)
+        while at >= 0:
+            if text[at + 1 : at + 2] in after:
+                first = at
+                break
+            at = text.find(opener, at + 1, first)
+    return first if first < len(text) else -1
+
+
+def odd_empty_matches(text: str) -> list[tuple[int, int]]:
+    """Where ``_ODD_EMPTY`` matches ``text``: (start, end) of each match, in order."""
+    first = first_token(text)
+    if first < 0:
+        return []
+    global _ODD_PATTERN
+    if _ODD_PATTERN is None:
+        _ODD_PATTERN = re.compile(_ODD_EMPTY)
+    # Every match starts on the line of the token it holds, or later (its ``^`` or its
+    # ':' is on that line): the search starts at the line of the first token, and
+    # skips the text before it (most of a document, which the pattern reads slowly).
+    line = text.rfind("\n", 0, first) + 1
+    return [(m.start(), m.end()) for m in _ODD_PATTERN.finditer(text, line)]
 
 
 def note_spellings(text: str, root: Node, data: Any) -> Any:
     """``data`` in which every mapping that holds an empty or null value not written the
     plain way is a :class:`Spelled` that says how (see :func:`tree.spelling`); those
     who fill such a value and take it out again give back the input's own text."""
-    if not any(token in text for token in _TOKENS):
-        return data
-    found = [(m.start(), m.end()) for m in re.finditer(_ODD_EMPTY, text)]
+    found = odd_empty_matches(text)
     if not found:
         return data
     from bisect import bisect_left
@@ -110,9 +150,9 @@ def note_spellings(text: str, root: Node, data: Any) -> Any:
             continue  # merge keys: the data is not the nodes'
         spelled: dict[str, str] = {}
         for (key_node, value_node), (key, item) in zip(node.value, value.items(), strict=True):
-            if isinstance(item, dict | list) and item:
+            if isinstance(item, (dict, list)) and item:
                 stack.append((value_node, item, value, key))
-            elif isinstance(key, str) and (item is None or isinstance(item, dict | list)):
+            elif isinstance(key, str) and (item is None or isinstance(item, (dict, list))):
                 written = _written(text, key_node, value_node, node.block)
                 if written is not None:
                     spelled[key] = written

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from proxy_postrender import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Final
 
 from proxy_postrender import structs
 from proxy_postrender.objects import Path
@@ -43,6 +43,12 @@ class Edit(FrozenStruct):
     end: int
     text: str
 
+    def __init__(self, start: int, end: int, text: str) -> None:
+        # Several a document: an __init__ of its own is compiled in the compiled build,
+        # where the records' shared one (structs.py) runs as Python. The same fields, in
+        # order (tests/test_structs.py compares the two).
+        self.__dict__.update(start=start, end=end, text=text)
+
 
 class Style(FrozenStruct):
     """How a document indents: nested mapping keys and sequence dashes."""
@@ -55,7 +61,7 @@ class Style(FrozenStruct):
 
 
 def is_block(node: Node) -> bool:
-    return not isinstance(node, MappingNode | SequenceNode) or node.block
+    return not isinstance(node, (MappingNode, SequenceNode)) or node.block
 
 
 def line_start(text: str, pos: int) -> int:
@@ -77,7 +83,7 @@ def column(text: str, pos: int) -> int:
 def content_end(node: Node) -> int:
     """Offset just after the last character that belongs to ``node``'s content."""
     seen: set[int] = set()
-    while isinstance(node, MappingNode | SequenceNode) and node.value and is_block(node):
+    while isinstance(node, (MappingNode, SequenceNode)) and node.value and is_block(node):
         if id(node) in seen:
             raise Unsupported("recursive alias")
         seen.add(id(node))
@@ -117,24 +123,28 @@ def detect_style(text: str, root: Node) -> Style:
         if id(node) in seen:
             continue
         seen.add(id(node))
+        # (the loops below push in reverse without building a reversed copy: this runs
+        # for every changed document)
         if not isinstance(node, MappingNode) or not is_block(node):
             if isinstance(node, SequenceNode):
-                stack.extend(reversed(node.value))
+                for item in reversed(node.value):
+                    stack.append(item)
             continue
         for key_node, value in node.value:
-            key_col = column(text, key_node.start)
-            if not isinstance(value, MappingNode | SequenceNode) or not value.block:
+            if not isinstance(value, (MappingNode, SequenceNode)) or not value.block:
                 continue
             if not value.value:
                 continue
             if isinstance(value, MappingNode) and map_indent is None:
-                map_indent = column(text, value.value[0][0].start) - key_col
+                map_indent = column(text, value.value[0][0].start) - column(text, key_node.start)
             elif isinstance(value, SequenceNode) and seq_offset is None:
-                try:  # noqa: SIM105 (contextlib is not imported: start-up time)
-                    seq_offset = column(text, dash_position(text, value.value[0])) - key_col
+                try:
+                    dash = dash_position(text, value.value[0])
+                    seq_offset = column(text, dash) - column(text, key_node.start)
                 except Unsupported:
                     pass  # no dash line of its own: look further
-        stack.extend(reversed([value for _, value in node.value]))
+        for _, value in reversed(node.value):
+            stack.append(value)
     return Style(
         map_indent if map_indent and map_indent > 0 else 2,
         seq_offset if seq_offset is not None and seq_offset >= 0 else 2,
@@ -175,6 +185,60 @@ def _block(value: Any, indent: int, style: Style) -> list[str]:
     return lines
 
 
+# (Constants here are Final: the compiled build reads them from C variables, not
+# from the module's dict.)
+# Lines already rendered, by what was rendered and where (see _rendered): the planners
+# give document after document the same entries (the proxy variables, the ownership
+# record) at the same columns, and rendering them is most of the splice's work.
+_RENDERED: Final[dict[tuple[Any, ...], tuple[str, ...]]] = {}
+_MAX_RENDERED: Final = 1024
+
+
+class _Unkeyed(Exception):
+    """A value with a part whose rendering :func:`_key` does not vouch for."""
+
+
+def _key(value: Any) -> Any:
+    """``value`` as a hashable key equal only for values that render alike: exact types
+    (``True`` is not ``1``, a tuple is not a list, a dict subclass is not a dict), keys
+    in order. Raises :class:`_Unkeyed` on any other type (it is rendered uncached)."""
+    # (``type(value) is`` each time: it tells the compiled build the type, for the
+    # loops; lists, then tuples: a list comprehension is made in one go)
+    if type(value) is str or value is None:
+        return value  # equal to no key of another type
+    if type(value) is dict:
+        return (dict, tuple([(_key(k), _key(v)) for k, v in value.items()]))
+    if type(value) is list:
+        return (list, tuple([_key(v) for v in value]))
+    if type(value) is tuple:
+        return (tuple, tuple([_key(v) for v in value]))
+    if type(value) is int or type(value) is bool:
+        return (type(value), value)
+    raise _Unkeyed
+
+
+def _rendered(value: Any, indent: int, offset: int, style: Style) -> tuple[str, ...]:
+    """The lines of ``value`` at column ``indent``: a mapping's entries (``offset``
+    ignored) or a sequence's items, content ``offset`` columns after their dash;
+    rendered once per run for each value, place and style (an error is not kept)."""
+    try:
+        key = (_key(value), indent, offset, style.map_indent, style.seq_offset, style.literal)
+    except _Unkeyed:
+        key = None
+    found = _RENDERED.get(key) if key is not None else None
+    if found is not None:
+        return found
+    if isinstance(value, dict):
+        lines = tuple(_block(value, indent, style))
+    else:
+        lines = tuple(line for item in value for line in _item(item, indent, offset, style))
+    if key is not None:
+        if len(_RENDERED) >= _MAX_RENDERED:
+            _RENDERED.clear()
+        _RENDERED[key] = lines
+    return lines
+
+
 def block_lines(value: dict[str, Any]) -> list[str]:
     """A whole new document in block style, two-space indents."""
     return _block(value, 0, Style(seq_offset=0))
@@ -194,7 +258,7 @@ def _flow_text(value: Any, quote: bool) -> str:
     if isinstance(value, dict):
         pairs = (f"{_flow_text(k, quote)}: {_flow_text(v, quote)}" for k, v in value.items())
         return "{" + ", ".join(pairs) + "}"
-    if isinstance(value, list | tuple):
+    if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_flow_text(v, quote) for v in value) + "]"
     if isinstance(value, str):
         return scalars.render_flow(value, quote)
@@ -202,7 +266,7 @@ def _flow_text(value: Any, quote: bool) -> str:
 
 
 def _item(element: Any, dash_col: int, content_offset: int, style: Style) -> list[str]:
-    if not isinstance(element, dict | list):
+    if not isinstance(element, (dict, list)):
         return [" " * dash_col + "- " + _block_scalar(element)]
     inner = _block(element, dash_col + content_offset, style)
     first = inner[0]
@@ -224,14 +288,14 @@ def _insert_lines(text: str, pos: int, lines: Iterable[str], newline: str) -> Ed
 
 
 def _is_empty(node: Node) -> bool:
-    if isinstance(node, MappingNode | SequenceNode):
+    if isinstance(node, (MappingNode, SequenceNode)):
         return not node.value
     return isinstance(node, ScalarNode) and node.null
 
 
 def _clear(text: str, node: Node) -> Edit:
     """Delete a block collection that starts on its own line: ``key:`` stays, null."""
-    if not isinstance(node, MappingNode | SequenceNode) or not is_block(node) or not node.value:
+    if not isinstance(node, (MappingNode, SequenceNode)) or not is_block(node) or not node.value:
         raise Unsupported("only block collections are cleared")
     if isinstance(node, MappingNode):
         first = node.value[0][0].start
@@ -350,7 +414,7 @@ def _replace_in_flow(text: str, node: Node, value: Any, quote: bool) -> Edit:
 def _to_edit(
     text: str, root: Node, op: Op, style: Style, newline: str, quote: bool
 ) -> Edit | list[Edit]:
-    if isinstance(op, SetValue):
+    if type(op) is SetValue:
         node = resolve(root, op.path)
         spelled = op.text is not None and (op.value is None or op.value in ([], {}))
         if _in_flow(root, op.path):
@@ -376,7 +440,7 @@ def _to_edit(
         if node.start == node.end:
             raise Unsupported("empty scalar")
         return Edit(node.start, node.end, scalars.render(op.value))
-    if isinstance(op, AppendItems):
+    if type(op) is AppendItems:
         seq = resolve(root, op.path)
         if not isinstance(seq, SequenceNode) or not is_block(seq) or not seq.value:
             raise Unsupported("append target is not a block sequence")
@@ -385,9 +449,9 @@ def _to_edit(
         offset = 2
         if isinstance(first, MappingNode) and first.value:
             offset = max(2, column(text, first.value[0][0].start) - dash_col)
-        lines = [line for item in op.items for line in _item(item, dash_col, offset, style)]
+        lines = _rendered(op.items, dash_col, offset, style)
         return _insert_lines(text, next_line_start(text, content_end(seq)), lines, newline)
-    if isinstance(op, InsertItems):
+    if type(op) is InsertItems:
         seq = resolve(root, op.path)
         if not isinstance(seq, SequenceNode) or not is_block(seq) or not seq.value:
             raise Unsupported("insert target is not a block sequence")
@@ -398,26 +462,26 @@ def _to_edit(
         offset = 2
         if op.index and isinstance(first, MappingNode) and first.value:
             offset = max(2, column(text, first.value[0][0].start) - dash_col)
-        lines = [line for item in op.items for line in _item(item, dash_col, offset, style)]
+        lines = _rendered(op.items, dash_col, offset, style)
         if op.index == len(seq.value):
             return _insert_lines(text, next_line_start(text, content_end(seq)), lines, newline)
         at = line_start(text, dash_position(text, seq.value[op.index]))
         return Edit(at, at, newline.join(lines) + newline)
-    if isinstance(op, AddKey):
+    if type(op) is AddKey:
         mapping = resolve(root, op.path)
         if not isinstance(mapping, MappingNode) or not is_block(mapping) or not mapping.value:
             raise Unsupported("key target is not a block mapping")
         key_col = column(text, mapping.value[0][0].start)
-        lines = _block({op.key: op.value}, key_col, style)
+        lines = _rendered({op.key: op.value}, key_col, 0, style)
         return _insert_lines(text, next_line_start(text, content_end(mapping)), lines, newline)
-    if isinstance(op, DeleteItem):
+    if type(op) is DeleteItem:
         seq = resolve(root, op.path[:-1])
         if not isinstance(seq, SequenceNode) or not is_block(seq):
             raise Unsupported("delete target is not in a block sequence")
         item = seq.value[int(op.path[-1])]
         start = line_start(text, dash_position(text, item))
         return _delete_lines(text, start, next_line_start(text, content_end(item)))
-    if isinstance(op, DeleteKey):
+    if type(op) is DeleteKey:
         mapping = resolve(root, op.path[:-1])
         if not isinstance(mapping, MappingNode) or not is_block(mapping) or len(mapping.value) < 2:
             raise Unsupported("delete target is not in a block mapping with other keys")
@@ -509,33 +573,33 @@ class _FlowChange:
 
 def _flow_change(root: Node, op: Op, flow: dict[Path, _FlowChange], quote: bool) -> bool:
     """Note ``op`` in ``flow`` when it adds or deletes an entry of a flow collection."""
-    if isinstance(op, AppendItems | InsertItems | AddKey):
+    if type(op) is AppendItems or type(op) is InsertItems or type(op) is AddKey:
         path = op.path
-    elif isinstance(op, DeleteItem | DeleteKey):
+    elif type(op) is DeleteItem or type(op) is DeleteKey:
         path = op.path[:-1]
     else:
         return False
     coll = resolve(root, path)
     if is_block(coll):
         return False
-    if not isinstance(coll, MappingNode | SequenceNode):
+    if not isinstance(coll, (MappingNode, SequenceNode)):
         raise Unsupported("not a collection")
     change = flow.setdefault(path, _FlowChange())
-    if isinstance(op, AppendItems | InsertItems):
+    if type(op) is AppendItems or type(op) is InsertItems:
         if not isinstance(coll, SequenceNode):
             raise Unsupported("items for a mapping")
         added = [_flow_text(item, quote) for item in op.items]
-        if isinstance(op, InsertItems) and op.index == 0:
+        if type(op) is InsertItems and op.index == 0:
             change.front.extend(added)
         elif isinstance(op, AppendItems) or op.index == len(coll.value):
             change.back.extend(added)
         else:
             raise Unsupported("an insertion inside a flow sequence")
-    elif isinstance(op, AddKey):
+    elif type(op) is AddKey:
         if not isinstance(coll, MappingNode):
             raise Unsupported("a key for a sequence")
         change.back.append(f"{_flow_text(op.key, quote)}: {_flow_text(op.value, quote)}")
-    elif isinstance(op, DeleteItem):
+    elif type(op) is DeleteItem:
         change.deleted.add(int(op.path[-1]))
     else:
         key = str(op.path[-1])

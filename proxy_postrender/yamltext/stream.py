@@ -68,7 +68,9 @@ class Segment(Struct):
         value: str = matches[0].split(" #", 1)[0].strip()
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
             value = value[1:-1]
-        if not value or not re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", value):
+        # [A-Za-z][A-Za-z0-9]*, without a pattern (``re.fullmatch`` looks its pattern
+        # up in Python code, once a document)
+        if not value or not (value.isascii() and value.isalnum() and value[0].isalpha()):
             return None
         return value
 
