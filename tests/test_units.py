@@ -215,6 +215,42 @@ def test_sniff_kind() -> None:
     assert stream.Segment("kind: A\nkind: B\n", 0, 1).sniff_kind() is None
 
 
+# The definition the substring search in stream._kind_values keeps: every top-level
+# kind key line (plain or quoted) and what follows its ':' to the end of the line.
+_KIND_KEY = r"""(?:kind|"kind"|'kind')[ \t]*:(.*)"""
+
+
+def _kind_values_by_pattern(text: str) -> list[str]:
+    import re
+
+    first = re.match(_KIND_KEY, text)
+    return ([first.group(1)] if first else []) + re.findall("\n" + _KIND_KEY, text)
+
+
+_KIND_PIECES = ["kind", '"kind"', "'kind'", "kinds", ":", " ", "\t", "\n", "\r", "x", "#", "'"]
+
+
+@given(st.lists(st.sampled_from(_KIND_PIECES), max_size=30))
+def test_kind_values_match_the_pattern(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    assert stream._kind_values(text) == _kind_values_by_pattern(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "kind: A\n",
+        "kind:\n",
+        "kind :A",
+        "kind\t: A\r\n'kind': B\n\"kind\":C",
+        "x\nkind: A\n  kind: B\nkinds: C\nkind",
+        "---\nkind: Secret # x\n",
+    ],
+)
+def test_kind_values_on_chosen_texts(text: str) -> None:
+    assert stream._kind_values(text) == _kind_values_by_pattern(text)
+
+
 @given(st.text(max_size=40))
 def test_literal_block_scalars_read_back_exactly(value: str) -> None:
     from proxy_postrender.yamltext.splice import Style, _block

@@ -16,12 +16,8 @@ from proxy_postrender.structs import Struct
 
 BOM = "\ufeff"
 
-# A top-level "kind" key (plain or quoted, at column 0) after a line break, and its
-# value. The pattern starts with a literal "\n", which the regex engine finds
-# quickly; a MULTILINE "^" is tried at every character, ten times slower.
-_KIND_KEY = r"""(?:kind|"kind"|'kind')[ \t]*:(.*)"""
-_KIND_LINE_RE = re.compile("\n" + _KIND_KEY)
-_KIND_FIRST_RE = re.compile(_KIND_KEY)
+# A top-level "kind" key is one of these at column 0, then spaces or tabs and ':'.
+_KIND_NAMES = ("kind", '"kind"', "'kind'")
 _SOURCE_RE = re.compile(r"^# Source: (.+?)\r?$", re.MULTILINE)
 _CONTENT_RE = re.compile(
     r"^(?![ \t]*(?:#|\r?$)|---[ \t]*(?:#.*)?\r?$|\.\.\.[ \t]*(?:#.*)?\r?$)", re.MULTILINE
@@ -76,11 +72,34 @@ class Segment(Struct):
 
 
 def _kind_values(text: str) -> list[str]:
-    """What follows the ':' of every top-level ``kind`` key line (plain or quoted)."""
-    first = _KIND_FIRST_RE.match(text)
-    values = [first.group(1)] if first is not None else []
-    values += _KIND_LINE_RE.findall(text)
-    return values
+    """What follows the ':' of every top-level ``kind`` key line (plain or quoted), to
+    the end of its line, in the order of the text.
+
+    Found with ``str.find`` for each spelling after a line break: a pattern would be
+    tried at every line break of the document, and a document the tool passes through
+    (a CRD of 500 KB) has thousands of lines and one ``kind``."""
+    found: list[tuple[int, str]] = []
+    for name in _KIND_NAMES:
+        if text.startswith(name):
+            _kind_value(text, len(name), 0, found)
+        needle = "\n" + name
+        at = text.find(needle)
+        while at >= 0:
+            _kind_value(text, at + len(needle), at + 1, found)
+            at = text.find(needle, at + len(needle))
+    found.sort()
+    return [value for _, value in found]
+
+
+def _kind_value(text: str, i: int, line: int, found: list[tuple[int, str]]) -> None:
+    """Note in ``found`` the value after the key name that ends at ``i`` (on the line
+    at ``line``), when spaces or tabs and then ':' follow it."""
+    end = len(text)
+    while i < end and (text[i] == " " or text[i] == "\t"):
+        i += 1
+    if i < end and text[i] == ":":
+        stop = text.find("\n", i + 1)
+        found.append((line, text[i + 1 : stop if stop >= 0 else end]))
 
 
 def _dash_lines(text: str, end: int) -> Iterator[int]:
