@@ -39,8 +39,9 @@ def _run(data: bytes) -> subprocess.CompletedProcess[bytes]:
 
 def _check(data: bytes, expect: Any) -> None:
     proc = _run(data)
-    if expect == "idempotent":  # processed, and a second pass changes nothing
+    if expect == "idempotent":  # processed into YAML, and a second pass changes nothing
         assert proc.returncode == 0, proc.stderr
+        libyaml.load_data(proc.stdout.decode())
         again = _run(proc.stdout)
         assert again.returncode == 0 and again.stdout == proc.stdout
         return
@@ -69,6 +70,25 @@ def test_the_catalogue_lists_every_file() -> None:
 @pytest.mark.parametrize("name", sorted(CATALOGUE))
 def test_bad_input(name: str) -> None:
     _check((HERE / name).read_bytes(), CATALOGUE[name])
+
+
+@pytest.mark.parametrize("line_break", ["\r", "\x85", "\u2028", "\u2029"])
+def test_a_line_break_other_than_lf_gives_yaml_or_a_refusal(line_break: str) -> None:
+    """YAML reads a CR alone, NEL, LS and PS as line breaks. The splice counts columns
+    from LF, and the check that proves a splice from its edits cannot vouch for such a
+    text: it is read back in full, which refuses the wrong splice (exit 0 with output
+    that did not parse, before)."""
+    data = (
+        f"apiVersion: apps/v1\nkind: Deployment\nmetadata:{line_break}  name: web\n"
+        "spec:\n  template:\n    spec:\n      containers:\n      - name: app\n"
+    ).encode()
+    proc = _run(data)
+    if proc.returncode == 0:
+        doc = libyaml.load_data(proc.stdout.decode())[0]
+        assert doc["metadata"]["name"] == "web"
+        assert "proxy-postrender.io/injected" in doc["metadata"]["annotations"]
+        return
+    _check(data, {"error": "could not apply the change without altering other content"})
 
 
 BLOB = "x" * (50 * 1024 * 1024)
