@@ -29,6 +29,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from proxy_postrender import engine, verify
+from proxy_postrender.errors import InputError
 from proxy_postrender.profile import loader
 from proxy_postrender.profile.request import to_request
 from proxy_postrender.request import Request
@@ -521,6 +522,29 @@ def test_cheap_and_full_checks_agree(doc: str, data: st.DataObject) -> None:
         event(f"{where}: full {full_says}, cheap {'proves' if proved else 'declines'}")
         if proved:
             assert accepted, (how, text)
+
+
+_OTHER_BREAKS = st.sampled_from(["\r", "\x85", "\u2028", "\u2029"])
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(doc=deployments(), data=st.data())
+def test_a_line_break_other_than_lf_is_never_proved_wrongly(doc: str, data: st.DataObject) -> None:
+    """One LF of the input made a CR alone, NEL, LS or PS: YAML reads each as a line break,
+    where the splicer and the proof count from LF. The cheap check must not prove what
+    the full read refuses (the first cut did, for a fuzz input with a CR alone)."""
+    breaks = [i for i, char in enumerate(doc[:-1]) if char == "\n"]
+    at = data.draw(st.sampled_from(breaks))
+    text = doc[:at] + data.draw(_OTHER_BREAKS) + doc[at + 1 :]
+    try:
+        found = _splices(text)
+    except InputError:
+        return  # refused: nothing written
+    for capture in found:
+        proved = cheap(capture.text, capture)
+        event(f"cheap {'proves' if proved else 'declines'}")
+        if proved:
+            assert full(capture.text, capture), repr(text)
 
 
 @pytest.mark.parametrize(
