@@ -470,20 +470,9 @@ def deployments(draw: st.DrawFn) -> str:
 
 
 def _splices(doc: str) -> list[Capture]:
-    found: list[Capture] = []
-    real = verify.verified
-
-    def spy(text: str, expected: list[Any], evidence: verify.Evidence | None = None) -> bool:
-        if evidence is not None:
-            found.append(Capture(text, copy.deepcopy(expected), evidence))
-        return real(text, expected, evidence)
-
-    original = verify.verified
-    verify.verified = spy
-    try:
+    with pytest.MonkeyPatch.context() as patch:
+        found = _spy(patch)
         engine.process(doc, Request(env=ENV))
-    finally:
-        verify.verified = original
     return found
 
 
