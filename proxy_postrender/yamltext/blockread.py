@@ -122,26 +122,24 @@ class _Resolver:
 
     Most scalars start with a character no implicit type starts with and are
     strings; booleans, nulls and decimal integers are read here; the rest go
-    through the loader's own resolver and constructor (cached: the same values
-    recur in every document; ruamel.yaml is imported only then).
+    through the loader's own resolver and constructor (ruamel.yaml is imported only
+    then). Every value that needs more than its first character is cached by its text
+    ("8080", "500m", "2": the same values recur in every document).
     """
 
     def __init__(self) -> None:
         self._loader: Any = None
         self._cache: dict[str, Any] = {}
-        # every other value resolved here, by its text ("8080", "500m", "2": the same
-        # in every document), so that it is tested against the patterns once a run
-        self._quick: dict[str, Any] = {}
 
     def plain(self, value: str) -> Any:
         if value[:1] not in IMPLICIT_STARTS:
             return value if value else None
-        found = self._quick.get(value, _UNKNOWN)  # (a null is cached: None)
+        found = self._cache.get(value, _UNKNOWN)  # (a null is cached: None)
         if found is not _UNKNOWN:
             return found
         result = self._resolve(value)
-        if len(self._quick) < 4096:
-            self._quick[value] = result
+        if len(self._cache) < 4096:
+            self._cache[value] = result
         return result
 
     def _resolve(self, value: str) -> Any:
@@ -156,14 +154,7 @@ class _Resolver:
             raise Declined("merge or value key")
         if _NOT_NUMERIC.search(value) is not None or _DOTTED.fullmatch(value):
             return value
-        try:
-            return self._cache[value]
-        except KeyError:
-            pass
-        result = self._full(value)
-        if len(self._cache) < 4096:
-            self._cache[value] = result
-        return result
+        return self._full(value)
 
     def _full(self, value: str) -> Any:
         from ruamel.yaml.nodes import ScalarNode as RuamelScalar
