@@ -18,8 +18,6 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -97,14 +95,6 @@ def count(name: str, runs: Sequence[tuple[bytes, Sequence[str]]], *, bench: bool
     return coverage
 
 
-def helm3() -> str | None:
-    candidates = [os.environ.get("HELM3_BIN"), str(ROOT / ".cache" / "tools" / "helm3" / "helm")]
-    for candidate in candidates:
-        if candidate and os.access(candidate, os.X_OK):
-            return candidate
-    return shutil.which("helm")
-
-
 def render(helm: str, chart: Path) -> bytes:
     proc = subprocess.run(
         [helm, "template", "rel", str(chart)], capture_output=True, check=True, timeout=300
@@ -132,7 +122,7 @@ def golden_runs() -> list[tuple[bytes, list[str]]]:
 def charts(size: int) -> Iterator[tuple[str, list[tuple[bytes, list[str]]], bool]]:
     """(name, runs, whether the 99 % target applies) for every chart of the repository."""
     profile = [str(PROFILE)]
-    helm = helm3()
+    helm = gen.helm3()
     if helm is None:
         print("no Helm 3 (make helm, or HELM3_BIN): the bench charts are left out", file=sys.stderr)
         demo = (FIXTURES / "demo" / "rendered.yaml").read_bytes()

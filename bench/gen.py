@@ -1,6 +1,7 @@
 """Synthetic inputs for the benchmarks (``bench/run.py``, ``bench/profile.py``).
 
-Charts (rendered by the real Helm in the benchmark):
+Charts (rendered by the real Helm in the benchmark; :func:`helm3` finds it for the
+scripts that render them themselves, ``bench/coverage.py`` and ``bench/profile.py``):
 
 - :func:`write_chart`: N Deployments, each with an init container and two
   containers, one of them with existing env entries (the workload-dense case);
@@ -35,11 +36,26 @@ Command line, for trying things by hand::
 
 from __future__ import annotations
 
+import os
 import random
+import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def helm3() -> str | None:
+    """The Helm 3 that renders the charts: $HELM3_BIN, .cache/tools/helm3/helm
+    (``make helm``) or the first ``helm`` on PATH."""
+    candidates = [os.environ.get("HELM3_BIN"), str(ROOT / ".cache" / "tools" / "helm3" / "helm")]
+    for candidate in candidates:
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    return shutil.which("helm")
+
 
 # --------------------------------------------------------------------------- dense chart
 

@@ -28,7 +28,6 @@ import io
 import os
 import pstats
 import re
-import shutil
 import statistics
 import subprocess
 import sys
@@ -57,16 +56,8 @@ def _cprofile() -> ModuleType:
         sys.path[:] = saved
 
 
-def helm3() -> str | None:
-    candidates = [os.environ.get("HELM3_BIN"), str(ROOT / ".cache" / "tools" / "helm3" / "helm")]
-    for candidate in candidates:
-        if candidate and os.access(candidate, os.X_OK):
-            return candidate
-    return shutil.which("helm")
-
-
 def render(chart: Path) -> bytes:
-    helm = helm3()
+    helm = gen.helm3()
     if helm is None:
         raise SystemExit("no Helm 3: run `make helm` or set HELM3_BIN")
     return subprocess.run(
