@@ -676,9 +676,8 @@ def test_profile_cluster_section_reaches_no_proxy(tmp_path: Any) -> None:
     loaded = _load(
         tmp_path,
         "  noProxyPresets: [aws]\n  noProxyStyle: exact\n  cluster:\n"
-        "    podCIDRs: ${PODS}\n    serviceCIDRs: [10.96.0.0/12]\n"
+        "    podCIDRs: 10.244.0.0/16,10.245.0.0/16\n    serviceCIDRs: [10.96.0.0/12]\n"
         "    controlPlaneEndpoint: '[fd00::10]:6443'\n    domain: K8S.Corp.\n",
-        {"PODS": "10.244.0.0/16,10.245.0.0/16"},
     )
     assert [item.entry.text for item in loaded.no_proxy()] == [
         "10.244.0.0/16",

@@ -12,7 +12,7 @@ from ruamel.yaml import YAML
 
 from proxy_postrender.errors import ProfileError
 from proxy_postrender.noproxy import syntax
-from proxy_postrender.profile import loader, records
+from proxy_postrender.profile import expand, loader, records
 from proxy_postrender.yamltext import scalars, stream
 
 
@@ -108,7 +108,7 @@ def test_profile_env_expansion(tmp_path: Path) -> None:
 
 
 def test_profile_escaped_dollar(tmp_path: Path) -> None:
-    assert loader.expand_vars("a$${X}b${Y}", "w", {"Y": "y"}) == "a${X}by"
+    assert expand.expand_vars("a$${X}b${Y}", "w", {"Y": "y"}) == "a${X}by"
     # the escape leaves literal braces, which a proxy URL may not hold
     path = _write(tmp_path, BASE.format(name="a", url="http://u:p$${X}@proxy:3128"))
     with pytest.raises(ProfileError, match="percent-encode"):

@@ -21,6 +21,7 @@ from proxy_postrender.structs import FrozenStruct
 
 PROFILE_ENV = "PROXY_POSTRENDER_PROFILE"
 LOG_ENV = "PROXY_POSTRENDER_LOG"
+ALLOW_ENV = "PROXY_POSTRENDER_ALLOW_ENV"  # as --allow-env
 ON_CONFLICT = ("keep", "override", "fail")
 # The first words of the subcommands (cli.table): click reads those.
 SUBCOMMAND_WORDS = FIRST_WORDS
@@ -52,6 +53,23 @@ OPTIONS = (
         "value",
         "NAME",
         "Pick one profile from a file that holds several.",
+    ),
+    Option(
+        "--untrusted-profile",
+        "untrusted_profile",
+        "flag",
+        None,
+        "The profile file comes with the input (e.g. from an Argo CD application's "
+        "repository): it reads no environment variable unless --allow-env, and no file "
+        "outside its directory.",
+    ),
+    Option(
+        "--allow-env",
+        "allow_env",
+        "flag",
+        None,
+        "Let a profile that comes with the input (a KRM functionConfig, a kustomize "
+        f"plugin's config, --untrusted-profile) read environment variables (or ${ALLOW_ENV}=1).",
     ),
     Option(
         "--http-proxy",
@@ -134,6 +152,8 @@ class Params(FrozenStruct):
     profile_arg: str | None = None
     profile_opt: str | None = None
     profile_name: str | None = None
+    untrusted_profile: bool = False
+    allow_env: bool = False
     http_proxy: str | None = None
     https_proxy: str | None = None
     no_proxy: str | None = None

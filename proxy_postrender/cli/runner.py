@@ -444,6 +444,7 @@ def _load_profile(
 ) -> Profile | None:
     """The profile of the run (a KRM functionConfig, a file or the flags); None for a
     removal without one."""
+    from proxy_postrender.cli import trust
     from proxy_postrender.profile import loader, records
 
     namespace = params.namespace or os.environ.get("ARGOCD_APP_NAMESPACE") or None
@@ -451,12 +452,24 @@ def _load_profile(
         params.http_proxy, params.https_proxy, params.no_proxy, params.on_conflict, namespace
     )
     if function_config is not None:
-        origin = "functionConfig"
-        return loader.from_object(function_config, origin, os.environ, overrides, redactor)
+        source = trust.function_config(params)
+        return loader.from_object(
+            function_config,
+            "functionConfig",
+            os.environ,
+            overrides,
+            redactor,
+            source.directory,
+            source,
+        )
     if params.remove and path is None and not overrides.any_proxy():
         return None
     return loader.load(
-        path, profile_name=params.profile_name, overrides=overrides, redactor=redactor
+        path,
+        profile_name=params.profile_name,
+        overrides=overrides,
+        redactor=redactor,
+        source=trust.profile_file(params, path),
     )
 
 

@@ -15,7 +15,7 @@ from proxy_postrender.noproxy import scope, syntax
 from proxy_postrender.noproxy.scope import ClusterNetwork, NoProxyConfig
 from proxy_postrender.pods.selection import Criteria, LabelSelector, Requirement, WorkloadSettings
 from proxy_postrender.profile import check, tables
-from proxy_postrender.profile.records import Credentials
+from proxy_postrender.profile.records import Credentials, InputProfile
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -95,12 +95,17 @@ def workloads(values: dict[str, Any], namespace: str | None) -> WorkloadSettings
     )
 
 
-def ca_pem(values: dict[str, Any], where: str, base: str | None) -> str:
-    """The CA's certificates, from ``file`` (relative to ``base``) or ``pem``."""
+def ca_pem(
+    values: dict[str, Any], where: str, base: str | None, source: InputProfile | None = None
+) -> str:
+    """The CA's certificates, from ``file`` (relative to ``base``) or ``pem``; a profile
+    that comes with the input (``source``) reads only files in its directory."""
     if values["file"] is not None:
         path = os.path.expanduser(values["file"])
         if not os.path.isabs(path) and base is not None:
             path = os.path.join(base, path)
+        if source is not None:
+            _inside(path, values["file"], f"{where}.file", source)
         try:
             with open(path, encoding="utf-8") as handle:
                 pem = handle.read()
@@ -115,6 +120,18 @@ def ca_pem(values: dict[str, Any], where: str, base: str | None) -> str:
     if not blocks:
         raise ProfileError(f"{where}: no PEM certificate (BEGIN/END CERTIFICATE) in it")
     return "".join(blocks)
+
+
+def _inside(path: str, given: str, where: str, source: InputProfile) -> None:
+    """Refuse a file outside the directory of a profile that comes with the input (links
+    followed: a link in the directory to a file elsewhere is outside)."""
+    directory = os.path.realpath(source.directory)
+    real = os.path.realpath(path)
+    if os.path.commonpath([directory, real]) != directory:
+        raise ProfileError(
+            f"{where}: {given!r} is outside {directory}: this profile comes with the input "
+            f"({source.route}) and reads files only in that directory"
+        )
 
 
 def no_proxy(fields: Mapping[str, Any], origin: str, ctx: check.Context) -> NoProxyConfig:

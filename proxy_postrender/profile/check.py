@@ -73,6 +73,7 @@ MESSAGES: Mapping[str, str] = {
     "env-names": "{where}: must be a list of environment variable names",
     "variable": "{where}: must name an environment variable",
     "variable.unset": "{where}: environment variable {value} is not set",
+    "variable.denied": "{where}: {denied}",
     "object-name": "{where}: must be a Kubernetes object name",
 }
 _WANTED = {"cidr": "a CIDR", "ip": "an IP address", "domain": "a host name"}
@@ -83,6 +84,7 @@ class Context(FrozenStruct):
 
     environ: Mapping[str, str]  # for fields that name a variable of the tool's environment
     redactor: Redactor | None = None  # secret values are registered as soon as they are read
+    denied: str | None = None  # set: the profile may read no variable, and this says why
 
 
 def fail(messages: Mapping[str, str] | None, key: str, where: str, **values: Any) -> NoReturn:
@@ -320,6 +322,8 @@ def _variable(option: Option, value: Any, where: str, ctx: Context) -> str:
     """The value of the variable of the tool's environment that ``value`` names."""
     if not isinstance(value, str) or not re.match(VARIABLE, value):
         fail(option.messages, "variable", where)
+    if ctx.denied is not None:
+        fail(option.messages, "variable.denied", where, denied=ctx.denied)
     if value not in ctx.environ:
         fail(option.messages, "variable.unset", where, value=value)
     found = ctx.environ[value]

@@ -14,16 +14,16 @@ argument, a KRM ``functionConfig`` and a kustomize plugin config::
       httpsProxy: http://proxy.corp.example:3128
       noProxy: [internal.corp.example, 10.0.0.0/8]
 
-String values may reference environment variables as ``${NAME}``; ``$${``
-writes a literal ``${``. The fields are declared in tables.py; check.py
-validates them, build.py turns them into settings, rules.py holds the rules
-between fields. ``spec.targets`` is parsed by hand here (:func:`_targets`).
+The proxy URLs may reference environment variables as ``${NAME}`` (expand.py:
+where the tables say so, and not in a profile that comes with the input unless
+the user allows it). The fields are declared in tables.py; check.py validates
+them, build.py turns them into settings, rules.py holds the rules between
+fields. ``spec.targets`` is parsed by hand here (:func:`_targets`).
 """
 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 
 from proxy_postrender import TYPE_CHECKING
@@ -35,45 +35,15 @@ from proxy_postrender import structs, targets
 from proxy_postrender.errors import ProfileError
 from proxy_postrender.objects import api_group
 from proxy_postrender.pods.selection import CaMount
-from proxy_postrender.profile import build, check, rules, tables
+from proxy_postrender.profile import build, check, expand, rules, tables
 from proxy_postrender.profile.check import validate_proxy_url
-from proxy_postrender.profile.records import Overrides, Profile
+from proxy_postrender.profile.records import InputProfile, Overrides, Profile
 from proxy_postrender.profile.tables import API_VERSION, KIND
 from proxy_postrender.redact import Redactor, userinfo
 from proxy_postrender.targets import TargetTable
 
 if TYPE_CHECKING:
     from proxy_postrender.noproxy.scope import NoProxyConfig
-
-_VAR = r"\$(\$?)\{([^}]*)\}"
-
-
-def expand_vars(value: str, where: str, environ: Mapping[str, str]) -> str:
-    """Replace ``${NAME}`` with the environment variable; ``$${`` escapes."""
-    if "${" not in value:
-        return value
-
-    def substitute(match: re.Match[str]) -> str:
-        escaped, name = match.group(1), match.group(2)
-        if escaped:
-            return "${" + name + "}"
-        if not re.match(check.VARIABLE, name):
-            raise ProfileError(f"{where}: '${{{name}}}' is not a valid variable reference")
-        if name not in environ:
-            raise ProfileError(f"{where}: environment variable {name} is not set")
-        return environ[name]
-
-    return re.sub(_VAR, substitute, value)
-
-
-def _expand_tree(value: Any, where: str, environ: Mapping[str, str]) -> Any:
-    if isinstance(value, str):
-        return expand_vars(value, where, environ)
-    if isinstance(value, list):
-        return [_expand_tree(v, f"{where}[{i}]", environ) for i, v in enumerate(value)]
-    if isinstance(value, Mapping):
-        return {k: _expand_tree(v, f"{where}.{k}", environ) for k, v in value.items()}
-    return value
 
 
 def from_object(
@@ -83,21 +53,20 @@ def from_object(
     overrides: Overrides | None = None,
     redactor: Redactor | None = None,
     base: str | None = None,
+    source: InputProfile | None = None,
 ) -> Profile:
     """Build a Profile from a parsed ProxyProfile object (plus flag overrides);
-    relative file names in it (spec.caBundle.file) are read from ``base``."""
+    relative file names in it (spec.caBundle.file) are read from ``base``. ``source``:
+    it comes with the input, and may read only what that allows."""
     overrides = overrides or Overrides()
+    denied = None if source is None else source.env_denied()
     check.mapping(tables.PROFILE, obj, origin)
     rules.api_version_and_kind(obj, origin, API_VERSION, KIND)
     metadata = obj.get("metadata") or {}
     check.mapping(tables.METADATA, metadata, f"{origin}: metadata")
     spec = obj.get("spec")
     check.mapping(tables.SPEC, spec, f"{origin}: spec")
-    fields = {
-        option.name: _expand_tree(spec[option.name], f"{origin}: spec.{option.name}", environ)
-        for option in tables.SPEC.options
-        if option.name in spec
-    }
+    fields = expand.section(tables.SPEC, spec, f"{origin}: spec", environ, denied)
     if overrides.http_proxy is not None:
         fields["httpProxy"] = overrides.http_proxy
     if overrides.https_proxy is not None:
@@ -115,7 +84,8 @@ def from_object(
         and key in fields
         and fields[key] == spec[key]
     }
-    return _build(name, fields, origin, redactor, overrides.namespace, environ, inline, base)
+    context = check.Context(environ, redactor or Redactor(), denied)
+    return _build(name, fields, origin, context, overrides.namespace, inline, base, source)
 
 
 def no_proxy_from_flags(no_proxy: str | None) -> NoProxyConfig:
@@ -133,7 +103,8 @@ def from_flags(overrides: Overrides, redactor: Redactor | None = None) -> Profil
         "onConflict": overrides.on_conflict,
     }
     chosen = {k: v for k, v in fields.items() if v is not None}
-    return _build("flags", chosen, "flags", redactor, overrides.namespace)
+    ctx = check.Context({}, redactor or Redactor())
+    return _build("flags", chosen, "flags", ctx, overrides.namespace)
 
 
 def _targets(value: Any, where: str, secret: set[str]) -> TargetTable:
@@ -203,16 +174,16 @@ def _build(
     name: str,
     fields: Mapping[str, Any],
     origin: str,
-    redactor: Redactor | None,
+    ctx: check.Context,
     namespace: str | None = None,
-    environ: Mapping[str, str] | None = None,
     inline: set[str] | None = None,
     base: str | None = None,
+    source: InputProfile | None = None,
 ) -> Profile:
     """Check the fields and assemble the Profile; proxy URLs are registered with
-    ``redactor`` before any check of theirs."""
-    redactor = redactor or Redactor()
-    ctx = check.Context(environ or {}, redactor)
+    ``ctx.redactor`` before any check of theirs."""
+    redactor = ctx.redactor
+    assert redactor is not None
     spec = f"{origin}: spec"
     credentials, info = build.credentials(build.spec_field("credentials", fields, origin, ctx), ctx)
     proxies: dict[str, str | None] = {}
@@ -243,7 +214,7 @@ def _build(
     if credentials.secret_ref:
         workloads = structs.replace(workloads, secret_ref=credentials.secret_ref)
     ca = build.spec_field("caBundle", fields, origin, ctx)
-    pem = None if ca is None else build.ca_pem(ca, f"{spec}.caBundle", base)
+    pem = None if ca is None else build.ca_pem(ca, f"{spec}.caBundle", base, source)
     if ca is not None and ca["workloads"]:
         rules.ca_env(workloads.extra_env, ca["env"], origin)
         mount = CaMount(ca["configMapName"], ca["mountPath"])
@@ -310,8 +281,10 @@ def load(
     overrides: Overrides | None = None,
     environ: Mapping[str, str] | None = None,
     redactor: Redactor | None = None,
+    source: InputProfile | None = None,
 ) -> Profile:
-    """Load the profile from ``path`` (or from flags alone when ``path`` is None).
+    """Load the profile from ``path`` (or from flags alone when ``path`` is None);
+    ``source``: the file comes with the input (its directory is ``source.directory``).
 
     Proxy URLs are registered with ``redactor`` as soon as they are known, so
     that even a validation error about them is masked.
@@ -348,4 +321,5 @@ def load(
         obj = profiles[0]
     name = (obj.get("metadata") or {}).get("name")
     origin = f"profile {path}" + (f" ({name})" if name else "")
-    return from_object(obj, origin, environ, overrides, redactor, base=os.path.dirname(path))
+    base = os.path.dirname(path) if source is None else source.directory
+    return from_object(obj, origin, environ, overrides, redactor, base, source)

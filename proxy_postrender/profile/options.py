@@ -54,6 +54,7 @@ class Option(FrozenStruct):
     secret: bool = False  # variable: the variable's value is registered with the redactor
     messages: Mapping[str, str] | None = None  # message templates that replace the kind's
     shown: str | None = None  # the default in words, when ``default`` does not say it
+    expand: bool = False  # may hold ``${VAR}`` references to the tool's environment
 
 
 class Section(FrozenStruct):

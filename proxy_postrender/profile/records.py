@@ -1,5 +1,6 @@
-"""The records a loaded profile is made of: Profile, Credentials, and the
-command-line Overrides that take precedence over the file."""
+"""The records a loaded profile is made of: Profile, Credentials, the
+command-line Overrides that take precedence over the file, and InputProfile,
+what a profile that comes with the input may read."""
 
 from __future__ import annotations
 
@@ -80,3 +81,25 @@ class Overrides(Struct):
 
     def any_proxy(self) -> bool:
         return self.http_proxy is not None or self.https_proxy is not None
+
+
+class InputProfile(FrozenStruct):
+    """A profile that comes with the input (a KRM functionConfig, the config kustomize
+    hands its exec plugin, a file in an Argo CD application's repository): whoever writes
+    the stream wrote it, not the pipeline's operator. It reads no variable of the tool's
+    environment (``${VAR}``, ``spec.credentials.fromEnv``) unless ``allow_env``, and no
+    file outside ``directory``."""
+
+    route: str  # how it came, for the messages: "a KRM functionConfig"
+    directory: str  # its relative file names start here, and its files must be in it
+    allow_env: bool = False
+    how_to_allow: str = ""  # the end of the message that refuses a variable
+
+    def env_denied(self) -> str | None:
+        """Why it may read no variable (None: it may)."""
+        if self.allow_env:
+            return None
+        return (
+            f"this profile comes with the input ({self.route}) and reads no environment "
+            f"variable unless allowed; {self.how_to_allow}"
+        )

@@ -52,6 +52,9 @@ _ENTRIES: dict[tuple[str, ...], str] = {
 }
 
 
+_EXPANDS = " May hold `${VAR}` ([environment variables](#environment-variables-in-values))."
+
+
 def heading(section: Section) -> str:
     return f"`{section.name}`" if section.name else "The object"
 
@@ -132,7 +135,7 @@ def table(section: Section) -> list[str]:
             f"`{_path(section, option)}`",
             kind_words(option),
             default_words(option),
-            option.doc,
+            option.doc + (_EXPANDS if option.expand else ""),
         )
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     return [*lines, ""]

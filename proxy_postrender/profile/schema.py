@@ -8,9 +8,10 @@ is stale. Not imported on the tool's normal path.
 
 The schema says what it can of the tool's checks: types, allowed values,
 required and unknown fields, patterns of paths, names and URLs, the rules
-that JSON Schema can state (``_RULES``). String values under ``spec`` may
-hold ``${VAR}`` references that the tool expands before it checks them, so
-every constrained string there also accepts a string with a reference.
+that JSON Schema can state (``_RULES``). The fields whose row says so
+(``Option.expand``: the proxy URLs) may hold ``${VAR}`` references that the
+tool expands before it checks them, so they also accept a string with a
+reference.
 """
 
 from __future__ import annotations
@@ -90,13 +91,13 @@ def generated_text() -> str:
 
 def generate() -> dict[str, Any]:
     """The schema: the object's fields at the top, every other section in ``definitions``."""
-    root = _section(tables.PROFILE, expanded=False)
+    root = _section(tables.PROFILE)
     root["description"] = (
         "A proxy-postrender profile: the proxy settings to inject into rendered Kubernetes "
         "manifests. Generated from proxy_postrender/profile/tables.py (make docs)."
     )
     definitions = {
-        _name(section): _section(section, expanded=section is not tables.METADATA)
+        _name(section): _section(section)
         for section in tables.SECTIONS
         if section is not tables.PROFILE
     }
@@ -117,11 +118,11 @@ def _plain(doc: str) -> str:
     return re.sub(r"\[([^\]]+)\]\([^)]*\)", r"\1", doc)
 
 
-def _section(section: Section, *, expanded: bool) -> dict[str, Any]:
+def _section(section: Section) -> dict[str, Any]:
     schema: dict[str, Any] = {"type": "object"}
     if section.doc:
         schema["description"] = _plain(section.doc)
-    schema["properties"] = {o.name: _option(o, expanded) for o in section.options}
+    schema["properties"] = {o.name: _option(o) for o in section.options}
     schema["additionalProperties"] = False
     required = [o.name for o in section.options if o.required]
     if required:
@@ -135,8 +136,8 @@ def _section(section: Section, *, expanded: bool) -> dict[str, Any]:
     return schema
 
 
-def _option(option: Option, expanded: bool) -> dict[str, Any]:
-    schema = _kind(option, expanded)
+def _option(option: Option) -> dict[str, Any]:
+    schema = _kind(option, option.expand)
     if not option.required and option.null != "check":
         schema = _nullable(schema)
     described: dict[str, Any] = {"description": _plain(option.doc)}

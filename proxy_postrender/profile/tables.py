@@ -351,7 +351,9 @@ CA_BUNDLE = section(
     Option(
         "file",
         FILE,
-        "A file with the CA's PEM certificates, relative to the profile file.",
+        "A file with the CA's PEM certificates, relative to the profile file; a profile "
+        "that comes with the input reads only files in its own directory "
+        "([trust](#who-writes-the-profile)).",
         null="check",
     ),
     Option("pem", PEM, "The PEM certificates inline.", null="check"),
@@ -441,12 +443,14 @@ SPEC = section(
         "and credentials; no path, query or whitespace. In the user name and password, "
         "anything but letters, digits and `-._~!$&'()*+,;=` must be percent-encoded "
         '(`%22` for `"`), as Go programs (containerd, kubelet, kubeadm) read it.',
+        expand=True,
     ),
     Option(
         "httpsProxy",
         PROXY_URL,
         "URL for `HTTPS_PROXY`/`https_proxy`. At least one of the two is required; a "
         "variable whose field is absent is not injected.",
+        expand=True,
     ),
     Option(
         "noProxy",
@@ -513,7 +517,7 @@ SPEC = section(
         "[Custom targets](#custom-targets-spectargets).",
         (),
     ),
-    doc="What to inject. Values may hold `${VAR}` references to environment variables.",
+    doc="What to inject.",
     messages=_NOT_A_MAPPING,
 )
 

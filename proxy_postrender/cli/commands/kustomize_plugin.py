@@ -1,5 +1,7 @@
 """The ``kustomize-plugin install`` subcommand: make proxy-postrender a kustomize exec
-plugin for kind ProxyProfile."""
+plugin for kind ProxyProfile. kustomize runs it with the profile's path as the first
+argument and ``KUSTOMIZE_PLUGIN_CONFIG_ROOT`` set: the profile is then the input's
+(cli/trust.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import click
 
 from proxy_postrender import TYPE_CHECKING
 from proxy_postrender.cli.commands import base
+from proxy_postrender.cli.options import ALLOW_ENV
 from proxy_postrender.errors import UsageError
 
 if TYPE_CHECKING:
@@ -52,6 +55,9 @@ def install_command(plugin_home: str | None) -> None:
             f"installed {target}\n"
             f"use: kubectl kustomize --enable-alpha-plugins DIR (with KUSTOMIZE_PLUGIN_HOME={home}"
             " unless that is the default), listing the ProxyProfile file under transformers:\n"
+            f"such a profile comes with the kustomization (remote bases included): it reads "
+            f"no environment variable unless {ALLOW_ENV}=1, and no file outside the "
+            "kustomization's directory\n"
         )
         return 0
 

@@ -1,0 +1,65 @@
+"""Who wrote the run's profile, and so what it may read.
+
+A profile named by the pipeline's operator (a path argument, as Helm's
+post-renderer arguments pass it; ``--profile``; ``PROXY_POSTRENDER_PROFILE``)
+is trusted: its proxy URLs may read the tool's environment (``${VAR}``,
+``spec.credentials.fromEnv``) and its CA file may be anywhere. A profile that
+comes with the input was written by whoever writes the stream:
+
+- a KRM ``functionConfig`` (kpt, standalone kustomize): its relative file
+  names start in the working directory, and its files must be there;
+- the config kustomize hands its exec plugin (a ``transformers:`` entry of any
+  kustomization in the build, a remote base's included): kustomize runs the
+  plugin with ``KUSTOMIZE_PLUGIN_CONFIG_ROOT`` set to that kustomization's
+  directory, where its files must be;
+- a file named with ``--untrusted-profile`` (the Argo CD plugin: a profile from
+  the application's repository): its files must be in its own directory.
+
+Such a profile reads no environment variable unless the user allows it
+(``--allow-env`` or ``PROXY_POSTRENDER_ALLOW_ENV=1``).
+"""
+
+from __future__ import annotations
+
+import os
+
+from proxy_postrender.cli.options import ALLOW_ENV, Params
+from proxy_postrender.errors import UsageError
+from proxy_postrender.profile.records import InputProfile
+
+KUSTOMIZE_ROOT = "KUSTOMIZE_PLUGIN_CONFIG_ROOT"  # set by kustomize for its exec plugins
+HOW_TO_ALLOW = f"allow it with --allow-env or {ALLOW_ENV}=1 if you trust whoever writes it"
+_YES, _NO = ("1", "true"), ("", "0", "false")
+
+
+def allow_env(params: Params) -> bool:
+    """Whether the user lets a profile that comes with the input read the environment."""
+    if params.allow_env:
+        return True
+    value = os.environ.get(ALLOW_ENV, "")
+    if value.lower() in _YES:
+        return True
+    if value.lower() in _NO:
+        return False
+    raise UsageError(f"{ALLOW_ENV} must be 1 (allow) or 0 (do not allow), not {value!r}")
+
+
+def function_config(params: Params) -> InputProfile:
+    """The trust of a KRM functionConfig."""
+    return _input("a KRM functionConfig", os.getcwd(), params)
+
+
+def profile_file(params: Params, path: str | None) -> InputProfile | None:
+    """The trust of the profile file ``path`` (None: the operator's, trusted)."""
+    root = os.environ.get(KUSTOMIZE_ROOT)
+    if path is not None and root:
+        return _input("the config of a kustomize exec plugin", root, params)
+    if params.untrusted_profile:
+        if path is None:
+            raise UsageError("--untrusted-profile needs a profile file")
+        return _input("--untrusted-profile", os.path.dirname(os.path.abspath(path)), params)
+    return None
+
+
+def _input(route: str, directory: str, params: Params) -> InputProfile:
+    return InputProfile(route, directory, allow_env(params), HOW_TO_ALLOW)
