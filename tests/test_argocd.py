@@ -9,6 +9,7 @@ PATH.
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import subprocess
@@ -53,6 +54,8 @@ def _run(app: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
         "ARGOCD_APP_NAMESPACE": "shop",
         "ARGOCD_APP_SOURCE_PATH": "apps/web",
         "KUBE_VERSION": "1.32.0",
+        # a worktree's tests run its own package (its console script is the venv's)
+        **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"},
         **env,
     }
     return subprocess.run(
@@ -152,3 +155,67 @@ def test_crds_and_api_versions_reach_helm(app: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     names = {d["metadata"]["name"] for d in _docs(proc.stdout)}
     assert {"widgets.example.com", "has-example"} <= names
+
+
+# --- issue 27 finding 5: the profile from the repository is the application's -----------
+
+TOKEN = "glpat-Zq7xLeakMe"  # a variable of the sidecar's environment
+REPO_PROFILE = (
+    "apiVersion: proxy-postrender.io/v1alpha1\nkind: ProxyProfile\nmetadata: {name: app}\n"
+    "spec:\n  httpProxy: http://proxy.corp.example:3128\n"
+)
+
+
+def test_the_repository_profile_puts_no_environment_variable_into_the_manifests(
+    app: Path,
+) -> None:
+    (app / "proxy-profile.yaml").write_text(
+        REPO_PROFILE
+        + "  workloads:\n    extraEnv:\n    - {name: TOKEN, value: '${CI_DEPLOY_TOKEN}'}\n"
+    )
+    proc = _run(app, {"CI_DEPLOY_TOKEN": TOKEN, "PROXY_POSTRENDER_ALLOW_ENV": "1"})
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert TOKEN not in proc.stderr
+    assert "spec.workloads.extraEnv[0].value: '${CI_DEPLOY_TOKEN}' is not expanded" in proc.stderr
+
+
+def test_the_repository_profile_reads_the_environment_only_when_the_sidecar_allows_it(
+    app: Path,
+) -> None:
+    (app / "proxy-profile.yaml").write_text(
+        REPO_PROFILE.replace("http://proxy", "http://build:${PROXY_PASSWORD}@proxy")
+    )
+    proc = _run(app, {"PROXY_PASSWORD": TOKEN})
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert TOKEN not in proc.stderr
+    assert "comes with the input (--untrusted-profile)" in proc.stderr
+    assert "PROXY_POSTRENDER_ALLOW_ENV=1" in proc.stderr
+    allowed = _run(app, {"PROXY_PASSWORD": TOKEN, "PROXY_POSTRENDER_ALLOW_ENV": "1"})
+    assert allowed.returncode == 0, allowed.stderr
+    assert f"http://build:{TOKEN}@proxy.corp.example:3128" in allowed.stdout
+
+
+def test_the_repository_profile_reads_no_file_outside_the_application(app: Path) -> None:
+    system = "../../../../../../../../etc/ssl/certs/ca-certificates.crt"
+    for name in (system, "/etc/ssl/certs/ca-certificates.crt"):
+        (app / "proxy-profile.yaml").write_text(
+            REPO_PROFILE + f"  caBundle: {{file: '{name}', workloads: true}}\n"
+        )
+        proc = _run(app, {})
+        assert proc.returncode == 2 and proc.stdout == ""
+        assert f"spec.caBundle.file: '{name}' is outside {app}" in proc.stderr
+    (app / "proxy-profile.yaml").write_text(
+        REPO_PROFILE + "  caBundle: {file: ca.pem, workloads: true}\n"
+    )
+    shutil.copy(FIXTURES / "golden" / "ca-workloads" / "corp-ca.pem", app / "ca.pem")
+    proc = _run(app, {})
+    assert proc.returncode == 0, proc.stderr
+    assert "proxy-ca-bundle" in proc.stdout
+
+
+def test_the_profile_path_from_the_application_stays_in_its_directory(app: Path) -> None:
+    (app.parent / "other.yaml").write_text(REPO_PROFILE)
+    for path in ("../other.yaml", str(app.parent / "other.yaml"), "sub/../../other.yaml"):
+        proc = _run(app, {"ARGOCD_ENV_PROXY_PROFILE": path})
+        assert proc.returncode == 2 and proc.stdout == ""
+        assert "PROXY_PROFILE must be a path inside the application's directory" in proc.stderr

@@ -234,3 +234,71 @@ def test_an_earlier_runs_object_no_workload_reads_is_dropped_and_reported(tmp_pa
     assert proc.returncode == 0, proc.stderr
     assert b"namespace: billing" not in proc.stdout
     assert b"Secret billing/proxy-credentials from an earlier run: dropped" in proc.stderr
+
+
+# --- issue 27 finding 5: ${VAR} only in the proxy URLs; the operator's profile as before ---
+
+
+def test_the_operators_profile_still_reads_the_password_from_the_environment(
+    tmp_path: Path,
+) -> None:
+    """A profile named on the command line (Helm's post-renderer args, --profile) keeps
+    ${VAR} in the proxy URLs and fromEnv, with no permission asked; even under
+    PROXY_POSTRENDER_ALLOW_ENV=0."""
+    path = tmp_path / "p.yaml"
+    path.write_text(
+        HEAD.replace("http://proxy:3128", "http://build:${PROXY_PASSWORD}@proxy:3128")
+        + "  httpsProxy: http://proxy:3128\n  credentials:\n    forbidPlaintext: false\n"
+    )
+    for args in (["--profile", str(path)], [str(path)]):
+        env = {"PROXY_PASSWORD": "s3cret", "PROXY_POSTRENDER_ALLOW_ENV": "0"}
+        proc = run_cli(args, POD, env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert b"http://build:s3cret@proxy:3128" in proc.stdout
+    from_env = _write(tmp_path, "  credentials:\n    fromEnv: {user: PU, password: PP}\n")
+    proc = run_cli([str(from_env)], POD, env={"PU": "u", "PP": "s3cret"})
+    assert proc.returncode == 0, proc.stderr
+    assert b"http://u:s3cret@proxy:3128" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        (
+            "  workloads:\n    extraEnv:\n    - {name: T, value: 'x${CI_DEPLOY_TOKEN}'}\n",
+            "spec.workloads.extraEnv[0].value",
+        ),
+        ("  noProxy: ['${CI_DEPLOY_TOKEN}.example']\n", "spec.noProxy[0]"),
+        ("  caBundle: {pem: '${CI_DEPLOY_TOKEN}'}\n", "spec.caBundle.pem"),
+        (
+            "  targets:\n  - {apiVersion: a/v1, kind: K, set: {$.spec.x: '${CI_DEPLOY_TOKEN}'}}\n",
+            "spec.targets[0].set.$.spec.x",
+        ),
+        ("  credentials: {secretRef: '${CI_DEPLOY_TOKEN}'}\n", "spec.credentials.secretRef"),
+    ],
+)
+def test_a_variable_outside_the_proxy_urls_is_refused_naming_the_field(
+    tmp_path: Path, body: str, field: str
+) -> None:
+    proc = run_cli([str(_write(tmp_path, body))], POD, env={"CI_DEPLOY_TOKEN": "glpat-leak"})
+    assert proc.returncode == 2 and proc.stdout == b""
+    (line,) = proc.stderr.decode().splitlines()
+    assert f"{field}: '${{CI_DEPLOY_TOKEN}}' is not expanded here: only spec.httpProxy and " in (
+        line
+    )
+    assert "glpat-leak" not in line
+
+
+def test_the_operators_profile_reads_a_ca_file_anywhere(tmp_path: Path) -> None:
+    """Only a profile that comes with the input is held to its directory."""
+    (tmp_path / "profiles").mkdir()
+    path = tmp_path / "profiles" / "p.yaml"
+    ca = GOLDEN / "ca-workloads" / "corp-ca.pem"
+    path.write_text(HEAD + f"  caBundle: {{file: '{ca}', workloads: true}}\n")
+    proc = run_cli([str(path)], POD)
+    assert proc.returncode == 0, proc.stderr
+    assert b"proxy-ca-bundle" in proc.stdout
+    refused = run_cli(["--untrusted-profile", str(path)], POD)
+    assert refused.returncode == 2, refused.stderr
+    assert f"spec.caBundle.file: '{ca}' is outside {path.parent}".encode() in refused.stderr
+    assert run_cli(["--untrusted-profile", "--http-proxy", "http://p:1"], POD).returncode == 2

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 from typing import Any
 
 from proxy_postrender.yamltext import libyaml
@@ -283,3 +285,94 @@ def test_a_comment_after_a_block_scalar_stays_a_comment() -> None:
         container["args"] == before["items"][0]["spec"]["template"]["spec"]["containers"][0]["args"]
     )
     assert b"\n            # a comment after the block scalar\n" in proc.stdout
+
+
+# --- issue 27 finding 5: a functionConfig is the input's, not the operator's -------------
+
+TOKEN = "glpat-Zq7xLeakMe"  # what a CI job's CI_DEPLOY_TOKEN holds
+CA = Path(__file__).parent.parent / "fixtures" / "golden" / "ca-workloads" / "corp-ca.pem"
+
+
+def _config(spec: str) -> str:
+    return (
+        "apiVersion: proxy-postrender.io/v1alpha1\nkind: ProxyProfile\nmetadata: {name: base}\n"
+        "spec:\n  httpProxy: http://proxy.corp.example:3128\n" + spec
+    )
+
+
+def _profile_refused(proc: Any, field: str, *words: str) -> None:
+    """Exit 2, one line naming the field, the items back as they came, no token anywhere."""
+    assert proc.returncode == 2, proc.stderr
+    (line,) = proc.stderr.decode().splitlines()
+    assert field in line and all(word in line for word in words), line
+    out = _out(proc)
+    assert "env" not in out["items"][0]["spec"]["template"]["spec"]["containers"][0]
+    assert TOKEN.encode() not in proc.stdout + proc.stderr
+
+
+def test_a_function_config_puts_no_environment_variable_into_the_manifests() -> None:
+    """``${CI_DEPLOY_TOKEN}`` in extraEnv expanded into the base's Deployment: refused,
+    whatever the permission, because extraEnv expands nothing."""
+    config = _config(
+        "  workloads:\n    extraEnv:\n    - {name: TOKEN, value: '${CI_DEPLOY_TOKEN}'}\n"
+    )
+    for allow in ({}, {"PROXY_POSTRENDER_ALLOW_ENV": "1"}):
+        env = {"CI_DEPLOY_TOKEN": TOKEN, **allow}
+        proc = run_cli([], _resource_list(DEPLOY_ITEM, config), env=env)
+        _profile_refused(
+            proc,
+            "functionConfig: spec.workloads.extraEnv[0].value: '${CI_DEPLOY_TOKEN}' is not "
+            "expanded here",
+            "only spec.httpProxy and spec.httpsProxy",
+        )
+    # a literal ${ is still written with $${
+    literal = _config("  workloads:\n    extraEnv:\n    - {name: A, value: '$${HOME}'}\n")
+    out = _out(run_cli([], _resource_list(DEPLOY_ITEM, literal)))
+    env_vars = out["items"][0]["spec"]["template"]["spec"]["containers"][0]["env"]
+    assert {"name": "A", "value": "${HOME}"} in env_vars
+
+
+def test_a_function_config_reads_the_environment_only_when_the_user_allows_it() -> None:
+    by_reference = _config("").replace(
+        "http://proxy.corp", "http://build:${CI_DEPLOY_TOKEN}@proxy.corp"
+    )
+    from_env = _config("  credentials:\n    fromEnv: {user: USER, password: CI_DEPLOY_TOKEN}\n")
+    how = "allow it with --allow-env or PROXY_POSTRENDER_ALLOW_ENV=1"
+    env = {"CI_DEPLOY_TOKEN": TOKEN, "USER": "build"}
+    for config, field in (
+        (by_reference, "functionConfig: spec.httpProxy: '${CI_DEPLOY_TOKEN}': "),
+        (from_env, "functionConfig: spec.credentials.fromEnv.user: "),
+    ):
+        proc = run_cli([], _resource_list(DEPLOY_ITEM, config), env=env)
+        _profile_refused(proc, field, "comes with the input (a KRM functionConfig)", how)
+        allowed: list[tuple[list[str], dict[str, str]]] = [
+            ([], {"PROXY_POSTRENDER_ALLOW_ENV": "1"}),
+            (["--allow-env"], {}),
+        ]
+        for args, more in allowed:
+            proc = run_cli(args, _resource_list(DEPLOY_ITEM, config), env={**env, **more})
+            assert proc.returncode == 0, proc.stderr
+            assert f"http://build:{TOKEN}@proxy.corp.example:3128".encode() in proc.stdout
+    bad = run_cli(
+        [], _resource_list(DEPLOY_ITEM, by_reference), env={"PROXY_POSTRENDER_ALLOW_ENV": "y"}
+    )
+    assert bad.returncode == 2 and b"PROXY_POSTRENDER_ALLOW_ENV must be 1" in bad.stderr
+
+
+def test_a_function_config_reads_ca_files_only_in_the_working_directory(tmp_path: Path) -> None:
+    work, outside = tmp_path / "pkg", tmp_path / "elsewhere"
+    (work / "certs").mkdir(parents=True)
+    outside.mkdir()
+    shutil.copy(CA, outside / "ca.pem")
+    shutil.copy(CA, work / "certs" / "ca.pem")
+    (work / "link.pem").symlink_to(outside / "ca.pem")
+    for name in ("../elsewhere/ca.pem", str(outside / "ca.pem"), "link.pem"):
+        config = _config(f"  caBundle: {{file: '{name}', workloads: true}}\n")
+        proc = run_cli([], _resource_list(DEPLOY_ITEM, config), cwd=work)
+        _profile_refused(
+            proc, f"functionConfig: spec.caBundle.file: '{name}' is outside {work}", "reads files"
+        )
+    config = _config("  caBundle: {file: certs/ca.pem, workloads: true}\n")
+    proc = run_cli([], _resource_list(DEPLOY_ITEM, config), cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    assert "ConfigMap" in [item["kind"] for item in _out(proc)["items"]]

@@ -189,6 +189,83 @@ def test_kubectl_kustomize_shows_the_plugins_error(tmp_path: Path) -> None:
     assert "proxy URL 'proxy:3128' needs a scheme" in proc.stderr
 
 
+# --- issue 27 finding 5: the plugin's config is the kustomization author's ------------------
+
+TOKEN = "glpat-Zq7xLeakMe"  # what a CI job's CI_DEPLOY_TOKEN holds
+BASE_PROFILE = (
+    "apiVersion: proxy-postrender.io/v1alpha1\nkind: ProxyProfile\nmetadata: {name: base}\n"
+    "spec:\n  httpProxy: http://proxy.corp.example:3128\n"
+)
+
+
+def _plugin_build(
+    root: Path, spec: str, env: dict[str, str], files: dict[str, Path] | None = None
+) -> Any:
+    """``kubectl kustomize --enable-alpha-plugins`` of an overlay of a base (as a remote base
+    would be) whose own ``transformers:`` lists a ProxyProfile with ``spec``; ``files``:
+    copied into the base (its relative path: the source)."""
+    home = root / "plugins"
+    assert run_cli(["kustomize-plugin", "install", "--plugin-home", str(home)]).returncode == 0
+    overlay = _kustomize_tree(root, BASE_PROFILE)
+    base = root / "base"
+    (base / "profile.yaml").write_text(BASE_PROFILE + spec)
+    for name, source in (files or {}).items():
+        (base / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(source, base / name)
+    with (base / "kustomization.yaml").open("a") as handle:
+        handle.write("transformers: [profile.yaml]\n")
+    (overlay / "kustomization.yaml").write_text("resources: [../base]\n")
+    full = dict(_env(), KUSTOMIZE_PLUGIN_HOME=str(home), **env)
+    return _run([_tool("kubectl"), "kustomize", "--enable-alpha-plugins", str(overlay)], root, full)
+
+
+def test_a_kustomize_base_puts_no_environment_variable_into_the_manifests(tmp_path: Path) -> None:
+    proc = _plugin_build(
+        tmp_path,
+        "  workloads:\n    extraEnv:\n    - {name: TOKEN, value: '${CI_DEPLOY_TOKEN}'}\n",
+        {"CI_DEPLOY_TOKEN": TOKEN, "PROXY_POSTRENDER_ALLOW_ENV": "1"},
+    )
+    assert proc.returncode != 0 and proc.stdout == ""
+    assert TOKEN not in proc.stderr
+    assert "spec.workloads.extraEnv[0].value: '${CI_DEPLOY_TOKEN}' is not expanded" in proc.stderr
+
+
+def test_a_kustomize_base_reads_the_environment_only_when_allowed(tmp_path: Path) -> None:
+    spec = "  httpsProxy: http://build:${PROXY_PASSWORD}@proxy.corp.example:3128\n"
+    refused = _plugin_build(tmp_path / "a", spec, {"PROXY_PASSWORD": TOKEN})
+    assert refused.returncode != 0 and refused.stdout == ""
+    assert TOKEN not in refused.stderr
+    assert (
+        "spec.httpsProxy: '${PROXY_PASSWORD}': this profile comes with the input (the config "
+        "of a kustomize exec plugin) and reads no environment variable unless allowed; allow "
+        "it with --allow-env or PROXY_POSTRENDER_ALLOW_ENV=1"
+    ) in refused.stderr
+    allowed = {"PROXY_PASSWORD": TOKEN, "PROXY_POSTRENDER_ALLOW_ENV": "1"}
+    proc = _plugin_build(tmp_path / "b", spec, allowed)
+    assert proc.returncode == 0, proc.stderr
+    assert f"http://build:{TOKEN}@proxy.corp.example:3128" in proc.stdout
+
+
+def test_a_kustomize_base_reads_ca_files_only_in_its_directory(tmp_path: Path) -> None:
+    """A relative file is the kustomization's (not kustomize's temporary copy's, in /tmp);
+    nothing outside that directory is read."""
+    ca = FIXTURES / "golden" / "ca-workloads" / "corp-ca.pem"
+    for name in (
+        "/etc/ssl/certs/ca-certificates.crt",
+        "../../../../../../etc/ssl/certs/ca-certificates.crt",
+    ):
+        spec = f"  caBundle: {{file: '{name}', workloads: true}}\n"
+        proc = _plugin_build(tmp_path / str(len(name)), spec, {})
+        assert proc.returncode != 0 and proc.stdout == ""
+        assert f"spec.caBundle.file: '{name}' is outside {tmp_path / str(len(name)) / 'base'}" in (
+            proc.stderr
+        )
+    spec = "  caBundle: {file: certs/ca.pem, workloads: true}\n"
+    proc = _plugin_build(tmp_path / "inside", spec, {}, {"certs/ca.pem": ca})
+    assert proc.returncode == 0, proc.stderr
+    assert "proxy-ca-bundle" in proc.stdout
+
+
 def test_flux_patches_applied_by_kustomize_equal_the_direct_path(tmp_path: Path) -> None:
     kubectl = _tool("kubectl")
     helm = tool("HELM3_BIN", "helm3")

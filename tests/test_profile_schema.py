@@ -179,6 +179,7 @@ CROSS = "a rule between field values that JSON Schema cannot state"
 ENVIRONMENT = "depends on the environment the tool runs in"
 FILES = "depends on files the tool reads"
 SYNTAX = "the exact syntax of NO_PROXY entries and JSONPaths is the tool's"
+VARIABLES = "a free-form string may hold ${ (the tool refuses a reference outside the URLs)"
 
 # (id, YAML after HEAD (or a whole profile), part of the tool's message, why the schema
 # accepts it or None). Derived from the error tests in test_units, test_selection,
@@ -312,6 +313,13 @@ INVALID_PROFILES: list[tuple[str, str, str, str | None]] = [
         None,
     ),
     ("variable-unset", "  httpsProxy: http://u:${NOPE}@proxy:1\n", "NOPE is not set", ENVIRONMENT),
+    (
+        "variable-extra-env",
+        "  workloads:\n    extraEnv: [{name: A, value: '${U}'}]\n",
+        "extraEnv[0].value: '${U}' is not expanded here",
+        VARIABLES,
+    ),
+    ("variable-no-proxy", "  noProxy: ['${U}']\n", "noProxy[0]: '${U}' is not expanded", None),
     ("ca-pem", "  caBundle: {pem: 'not a certificate'}\n", "no PEM certificate", None),
     ("ca-file", "  caBundle: {file: missing.pem}\n", "cannot read", FILES),
     ("ca-none", "  caBundle: {}\n", "give the CA as file or as pem", None),
