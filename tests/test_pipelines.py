@@ -238,12 +238,28 @@ def test_a_kustomize_base_reads_the_environment_only_when_allowed(tmp_path: Path
     assert (
         "spec.httpsProxy: '${PROXY_PASSWORD}': this profile comes with the input (the config "
         "of a kustomize exec plugin) and reads no environment variable unless allowed; allow "
-        "it with --allow-env or PROXY_POSTRENDER_ALLOW_ENV=1"
+        "it with PROXY_POSTRENDER_ALLOW_ENV=1 if you trust whoever writes it"
     ) in refused.stderr
     allowed = {"PROXY_PASSWORD": TOKEN, "PROXY_POSTRENDER_ALLOW_ENV": "1"}
     proc = _plugin_build(tmp_path / "b", spec, allowed)
     assert proc.returncode == 0, proc.stderr
     assert f"http://build:{TOKEN}@proxy.corp.example:3128" in proc.stdout
+
+
+def test_a_kustomize_plugins_own_arguments_do_not_allow_the_environment(tmp_path: Path) -> None:
+    """kustomize passes a config's ``argsOneLiner`` after its path: ``--allow-env`` there is
+    the config author's word, not the user's (only the environment allows)."""
+    profile = tmp_path / "kust-plugin-config-1"
+    profile.write_text(BASE_PROFILE.replace("http://proxy", "http://build:${PROXY_PASSWORD}@proxy"))
+    env = {"KUSTOMIZE_PLUGIN_CONFIG_ROOT": str(tmp_path), "PROXY_PASSWORD": TOKEN}
+    proc = run_cli([str(profile), "--allow-env"], DEPLOYMENT.encode(), env=env)
+    assert proc.returncode == 2 and proc.stdout == b""
+    assert TOKEN.encode() not in proc.stderr
+    assert b"allow it with PROXY_POSTRENDER_ALLOW_ENV=1 if you trust" in proc.stderr
+    allowed = run_cli(
+        [str(profile)], DEPLOYMENT.encode(), env={**env, "PROXY_POSTRENDER_ALLOW_ENV": "1"}
+    )
+    assert allowed.returncode == 0, allowed.stderr
 
 
 def test_a_kustomize_base_reads_ca_files_only_in_its_directory(tmp_path: Path) -> None:

@@ -11,7 +11,9 @@ comes with the input was written by whoever writes the stream:
 - the config kustomize hands its exec plugin (a ``transformers:`` entry of any
   kustomization in the build, a remote base's included): kustomize runs the
   plugin with ``KUSTOMIZE_PLUGIN_CONFIG_ROOT`` set to that kustomization's
-  directory, where its files must be;
+  directory, where its files must be. The arguments after the config's path
+  are the config's own (its ``argsOneLiner``, ``argsFromFile``): there only
+  the environment may allow;
 - a file named with ``--untrusted-profile`` (the Argo CD plugin: a profile from
   the application's repository): its files must be in its own directory.
 
@@ -29,12 +31,14 @@ from proxy_postrender.profile.records import InputProfile
 
 KUSTOMIZE_ROOT = "KUSTOMIZE_PLUGIN_CONFIG_ROOT"  # set by kustomize for its exec plugins
 HOW_TO_ALLOW = f"allow it with --allow-env or {ALLOW_ENV}=1 if you trust whoever writes it"
+HOW_TO_ALLOW_BY_ENV = f"allow it with {ALLOW_ENV}=1 if you trust whoever writes it"
 _YES, _NO = ("1", "true"), ("", "0", "false")
 
 
-def allow_env(params: Params) -> bool:
-    """Whether the user lets a profile that comes with the input read the environment."""
-    if params.allow_env:
+def allow_env(params: Params | None) -> bool:
+    """Whether the user lets a profile that comes with the input read the environment
+    (``params``: the command line's flags count too)."""
+    if params is not None and params.allow_env:
         return True
     value = os.environ.get(ALLOW_ENV, "")
     if value.lower() in _YES:
@@ -53,7 +57,8 @@ def profile_file(params: Params, path: str | None) -> InputProfile | None:
     """The trust of the profile file ``path`` (None: the operator's, trusted)."""
     root = os.environ.get(KUSTOMIZE_ROOT)
     if path is not None and root:
-        return _input("the config of a kustomize exec plugin", root, params)
+        route = "the config of a kustomize exec plugin"
+        return InputProfile(route, root, allow_env(None), HOW_TO_ALLOW_BY_ENV)
     if params.untrusted_profile:
         if path is None:
             raise UsageError("--untrusted-profile needs a profile file")

@@ -352,8 +352,8 @@ CA_BUNDLE = section(
         "file",
         FILE,
         "A file with the CA's PEM certificates, relative to the profile file; a profile "
-        "that comes with the input reads only files in its own directory "
-        "([trust](#who-writes-the-profile)).",
+        "that comes with the input reads only files in its directory "
+        "([who writes the profile](#who-writes-the-profile)).",
         null="check",
     ),
     Option("pem", PEM, "The PEM certificates inline.", null="check"),
