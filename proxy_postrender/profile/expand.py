@@ -80,16 +80,16 @@ def _words(names: list[str]) -> str:
 
 def expanding() -> list[str]:
     """The fields that may hold references, as the docs name them (from the tables)."""
+    return _expanding(tables.SPEC)
+
+
+def _expanding(table: Section) -> list[str]:
     found: list[str] = []
-
-    def walk(section: Section) -> None:
-        for option in section.options:
-            if option.expand:
-                found.append(f"{section.name}.{option.name}")
-            if option.kind.section is not None:
-                walk(option.kind.section)
-
-    walk(tables.SPEC)
+    for option in table.options:
+        if option.expand:
+            found.append(f"{table.name}.{option.name}")
+        if option.kind.section is not None:
+            found += _expanding(option.kind.section)
     return found
 
 
