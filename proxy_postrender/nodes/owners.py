@@ -158,11 +158,7 @@ class Watch(Struct):
     specs: list[Found] = field(default_factory=list)
 
     def tool_paths(self) -> set[str]:
-        settings = self.settings
-        paths = {settings.containerd_dropin, settings.env_file, kubeadm.CA_FILE}
-        if settings.kubelet_dropin:
-            paths.add(settings.kubelet_dropin)
-        return paths
+        return kubeadm.tool_paths(self.settings)
 
     # --- every object the engine parses -------------------------------------------------
 
@@ -266,7 +262,7 @@ class Watch(Struct):
         if target is None or target.planner != KUBEADM:
             return
         spec = dig(obj, *(str(step) for step in target.paths[0]))
-        if not isinstance(spec, Mapping) or kubeadm.is_windows(spec):
+        if not isinstance(spec, Mapping) or plan.windows:
             return
         where = ".".join(str(step) for step in target.paths[0])
         self._files(spec, where, plan, context)
