@@ -60,8 +60,8 @@ from proxy_postrender.nodes.kubeadm import (
     desired_commands,
     desired_files,
     is_tool_command,
-    is_windows,
 )
+from proxy_postrender.nodes.nodeos import value_is_windows
 from proxy_postrender.plans import SecretRef
 from proxy_postrender.profile.tables import DEFAULT_CONTAINERD_DROPIN, DEFAULT_KUBELET_DROPIN
 
@@ -168,14 +168,12 @@ DEFAULT_EXPECTATION = expectation(NodeSettings(DEFAULT_CONTAINERD_DROPIN, DEFAUL
 
 
 def system_of(spec: Mapping[str, Any]) -> System:
-    """Windows or Linux, from the manifest's own entries (the tool's commands left out, so
-    that a PowerShell command wrongly put into a Linux spec does not make it Windows)."""
-    own = dict(spec)
-    for key in ("preKubeadmCommands", "postKubeadmCommands"):
-        commands = spec.get(key)
-        if isinstance(commands, list):
-            own[key] = [c for c in commands if not is_tool_command(c)]
-    return "windows" if is_windows(own) else "linux"
+    """Windows or Linux, from the manifest's own entries by the tool's one rule (the
+    tool's commands left out, so that a PowerShell command wrongly put into a Linux spec
+    does not make it Windows; lists of the wrong shape, which the checker reports, read
+    as empty)."""
+    windows = value_is_windows(spec, None, None, "the template", is_tool=is_tool_command)
+    return "windows" if windows else "linux"
 
 
 def duplicate_paths(spec: Mapping[str, Any]) -> list[str]:

@@ -137,6 +137,37 @@ def test_strict_is_an_error_that_names_the_object() -> None:
     assert "[owner/provider-proxy; --strict]" in str(caught.value)
 
 
+MULTILINE = """\
+apiVersion: bootstrap.cluster.x-k8s.io/v1beta1
+kind: KubeadmConfigTemplate
+metadata:
+  name: md
+  namespace: ns1
+spec:
+  template:
+    spec:
+      preKubeadmCommands:
+      - |
+        set -e
+        export HTTP_PROXY=http://other:3128
+      - env HTTPS_PROXY=http://other:3128 kubeadm config images pull
+      - declare -x NO_PROXY=.other
+"""
+
+
+def test_strict_sees_exports_on_any_line_and_after_env_and_declare() -> None:
+    """issue 27 finding 10: the chart's own proxy settings on the second line of a
+    command, after ``env`` or ``declare -x``, are found, and --strict refuses them."""
+    (found,) = engine.process(MULTILINE, REQUEST).findings
+    assert found.code == owners.EXPORTS
+    assert "preKubeadmCommands[0], [1], [2] set HTTP_PROXY, HTTPS_PROXY, NO_PROXY" in found.message
+    proc = run_cli([str(SHARED_PROFILE), "--strict"], MULTILINE.encode())
+    assert proc.returncode == 1 and proc.stdout == b""
+    (line,) = proc.stderr.decode().splitlines()
+    assert line.startswith("proxy-postrender: error: document 1 (line 1, KubeadmConfigTemplate")
+    assert line.endswith("[owner/exports; --strict]")
+
+
 def _profile(tmp_path: Path, strict: bool) -> Path:
     text = SHARED_PROFILE.read_text().replace(
         "spec:\n", f"spec:\n  strict: {str(strict).lower()}\n"
@@ -216,6 +247,25 @@ def test_krm_strict_is_an_error_result_and_a_non_zero_exit() -> None:
         ('[Service]\nEnvironment="https_proxy=x"\n', False, ["https_proxy"]),
         ("Environment=NO_PROXY=x\nHTTP_PROXY=y\nexport no_proxy=z", False, None),
         ("KUBELET_EXTRA_ARGS=--http-proxy-x", False, []),
+        # issue 27 finding 10: each form below was missed
+        ("set -e\nexport HTTP_PROXY=x", True, ["HTTP_PROXY"]),
+        ("env HTTPS_PROXY=x kubeadm config images pull", True, ["HTTPS_PROXY"]),
+        ("env -i -u TERM no_proxy=x kubeadm", True, ["no_proxy"]),
+        ("declare -x NO_PROXY=x", True, ["NO_PROXY"]),
+        ("typeset -gx https_proxy=x", True, ["https_proxy"]),
+        ("export A=1 HTTP_PROXY=x", True, ["HTTP_PROXY"]),
+        ("A=1 http_proxy=x kubeadm join", True, ["http_proxy"]),
+        ("sudo -E -u root HTTPS_PROXY=x kubeadm", True, ["HTTPS_PROXY"]),
+        ("if true; then\n    export NO_PROXY=x\nfi", True, ["NO_PROXY"]),
+        ("export \\\n  HTTP_PROXY=x", True, ["HTTP_PROXY"]),
+        ('export "HTTPS_PROXY=a b"', True, ["HTTPS_PROXY"]),
+        ("readonly no_proxy=x", True, ["no_proxy"]),
+        # not an assignment, or one that takes the export away
+        ("# export HTTP_PROXY=x\necho hi", True, []),
+        ("echo 'export HTTP_PROXY=x' >> /root/notes", True, []),
+        ('bash -c "echo HTTP_PROXY=x"', True, []),
+        ("export -n HTTP_PROXY", True, []),
+        ("declare +x HTTP_PROXY=x", True, []),
     ],
 )
 def test_proxy_names(text: str, command: bool, names: list[str] | None) -> None:

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from proxy_postrender.errors import InputError
-from proxy_postrender.nodes import kubeadm, quoting
+from proxy_postrender.nodes import kubeadm, nodeos, quoting
 from proxy_postrender.nodes.kubeadm import NodePlan, NodeSettings
 from proxy_postrender.noproxy.environments import ObjectEnv
 from proxy_postrender.objects import Path
@@ -61,8 +61,6 @@ LIST_POINTERS: Mapping[str, Mapping[str, str]] = {
 }
 
 # Patterns, compiled on first use (``re`` caches them): most runs never need them.
-# A template that runs PowerShell or writes to a drive letter configures Windows nodes.
-_WINDOWS_TEXT = r"(?im)powershell|pwsh|\.ps1\b|(^|[\s\"'])[A-Za-z]:[/\\]"
 _KEY_LINE = r"""^(?:"([^"]*)"|'([^']*)'|([^\s#'"{\[\-][^:#]*?))\s*:(?:\s+(.*))?$"""
 _PROXY_EXPORT = r"(?i)export\s+(?:HTTPS?_PROXY|NO_PROXY)="
 
@@ -228,7 +226,9 @@ def _follow_up(
             f"from a value that already writes {carried}, which the tool adds after the patch; "
             "take that out of the value and let the tool write it",
         )
-    windows = bool(re.search(_WINDOWS_TEXT, seen))
+    windows = _is_windows(
+        json_patch, pointers.get(pointer), f"ClusterClass patch {name!r} ({where})"
+    )
     files, commands = wanted.for_os(windows)
     try:
         kinds: dict[str, str] = {}
@@ -267,6 +267,26 @@ def _follow_up(
                 {"op": "add", "path": f"{list_pointer}/0", "value": c} for c in reversed(commands)
             ]
     return patches
+
+
+def _is_windows(
+    json_patch: Mapping[str, Any], list_name: str | None, patch: str, ours: Sequence[str] = ()
+) -> bool:
+    """Whether a patch's value (literal or template) configures Windows nodes, by the one
+    rule of nodes/nodeos.py; ``list_name`` names the list the value is (None: the spec
+    holding the lists), ``ours`` the tool's files, which count for neither."""
+    value_from = json_patch.get("valueFrom")
+    template = None
+    if "value" not in json_patch and isinstance(value_from, Mapping) and "template" in value_from:
+        template = str(value_from["template"])
+    return nodeos.value_is_windows(
+        json_patch.get("value"),
+        template,
+        {"files": "files", "commands": "preKubeadmCommands"}.get(list_name or ""),
+        f"the value of {patch}",
+        ignore_paths=ours,
+        is_tool=kubeadm.is_tool_command,
+    )
 
 
 def _literal_kind(value: Any) -> str:
@@ -499,8 +519,8 @@ def _extend_literal(
 ) -> None:
     """A patch whose literal ``value`` is the whole list: the tool's entries go into it."""
     value = json_patch.get("value")
-    list_key = "preKubeadmCommands" if list_name == "commands" else "files"
-    if kubeadm.is_windows({list_key: value}):
+    ours = [*owned.files.get(old_ident, []), *(str(f["path"]) for f in wanted_files)]
+    if _is_windows(json_patch, list_name, f"the ClusterClass patch at {where}", ours):
         return  # a Windows list written out in full: left as it is
     if wanted_files or wanted_commands:
         need_secret_name()

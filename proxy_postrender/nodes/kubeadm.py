@@ -10,8 +10,7 @@ tool added is recorded in ``proxy-postrender.io/node-bootstrap``
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from proxy_postrender import TYPE_CHECKING
 
@@ -19,7 +18,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from proxy_postrender.errors import InputError
-from proxy_postrender.nodes import quoting
+from proxy_postrender.nodes import nodeos, quoting
 from proxy_postrender.noproxy.environments import ObjectEnv
 from proxy_postrender.objects import Path
 from proxy_postrender.plans import Env, Plan, SecretRef
@@ -35,7 +34,6 @@ RESTART_CONTAINERD = (
     f"[ -S {CONTAINERD_SOCKET} ] && break; sleep 1; done"
 )
 _LIST_KEYS = ("files", "preKubeadmCommands")
-_WINDOWS_PATH = re.compile(r"^[A-Za-z]:[/\\]")
 
 
 DEFAULT_ENV_FILE = "/etc/proxy-postrender/proxy.env"
@@ -135,6 +133,7 @@ class NodePlan(Plan):
     notes: list[str] = field(default_factory=list)
     no_proxy_from: tuple[str, ...] = ()  # the clusters whose networks NO_PROXY holds
     matched: str | None = None  # how the object was matched to them (or why not)
+    windows: bool = False  # the spec configures Windows nodes (nodes/nodeos.py)
 
     def summary(self) -> str:
         return "node bootstrap"
@@ -185,22 +184,22 @@ def is_tool_command(command: Any) -> bool:
     )
 
 
-def _runs_powershell(command: Any) -> bool:
-    if not isinstance(command, str) or not command.strip():
-        return False
-    first = command.split()[0].lower().rsplit("/", 1)[-1].rsplit("\\", 1)[-1]
-    return first in ("powershell", "powershell.exe", "pwsh", "pwsh.exe") or first.endswith(".ps1")
+def is_windows(
+    spec: Mapping[str, Any], where: str = "the spec", *, ignore_paths: Collection[str] = ()
+) -> bool:
+    """A Windows node template, by the one rule of :mod:`proxy_postrender.nodes.nodeos`;
+    the tool's own commands, and files at ``ignore_paths``, count for neither."""
+    return nodeos.is_windows(spec, where, ignore_paths=ignore_paths, is_tool=is_tool_command)
 
 
-def is_windows(spec: Mapping[str, Any]) -> bool:
-    """A Windows node template: PowerShell commands or ``c:/`` file paths."""
-    commands = [*(spec.get("preKubeadmCommands") or []), *(spec.get("postKubeadmCommands") or [])]
-    if any(_runs_powershell(c) for c in commands):
-        return True
-    files = spec.get("files") or []
-    return any(
-        isinstance(f, Mapping) and _WINDOWS_PATH.match(str(f.get("path", ""))) for f in files
-    )
+def tool_paths(settings: NodeSettings | None, recorded: Sequence[str] = ()) -> set[str]:
+    """The paths of the files the tool writes (with these settings) or wrote (recorded)."""
+    paths = set(recorded)
+    if settings is not None:
+        paths |= {settings.containerd_dropin, settings.env_file, CA_FILE}
+        if settings.kubelet_dropin:
+            paths.add(settings.kubelet_dropin)
+    return paths
 
 
 def desired_files(
@@ -412,7 +411,8 @@ def plan(
     secret = None
     wanted_files: list[dict[str, Any]] = []
     wanted_commands: list[str] = []
-    if is_windows(spec):
+    result.windows = is_windows(spec, where, ignore_paths=tool_paths(settings, owned_files))
+    if result.windows:
         # never a Linux command in a Windows template
         if settings and env and settings.windows == "skip":
             result.skipped = "Windows node template left alone (nodes.windows: skip)"

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 
 from proxy_postrender import TYPE_CHECKING
 from proxy_postrender.errors import DocumentContext
-from proxy_postrender.nodes import kubeadm
+from proxy_postrender.nodes import kubeadm, shell
 from proxy_postrender.nodes.kubeadm import NodePlan, NodeSettings
 from proxy_postrender.objects import api_group, dig
 from proxy_postrender.record import Record
@@ -81,9 +81,6 @@ _EXTENSION_KEYS = (
 
 # Patterns, compiled on first use (``re`` caches them): most runs never need them.
 _PROXY_VARIABLE = r"(?:HTTPS?_PROXY|NO_PROXY|https?_proxy|no_proxy)"
-# In a shell line: "NAME=" at the start of a statement, or after export (assigning a
-# variable the tool exported changes what kubeadm gets, too)
-_SETS = r"(?:^|[;&|(`])\s*(?:export\s+)?(" + _PROXY_VARIABLE + r")="
 # In a file: an env file's or a profile script's line, a drop-in's Environment="NAME=..."
 _FILE_SETS = r"(?m)(?:^|[\s\"'=])(?:export\s+)?(" + _PROXY_VARIABLE + r")="
 _UNIT_DROPIN = r"/(containerd|kubelet)\.service\.d/[^/]+\.conf$"
@@ -99,9 +96,15 @@ def _text(value: Any) -> str:
 
 
 def proxy_names(text: str, *, command: bool = True) -> list[str]:
-    """The proxy variables ``text`` sets: a shell line (``command``), or a file (a drop-in,
-    an env file, a profile script)."""
-    return list(dict.fromkeys(re.findall(_SETS if command else _FILE_SETS, text)))
+    """The proxy variables ``text`` sets: a shell command (``command``: any statement on
+    any of its lines, read by :mod:`proxy_postrender.nodes.shell`; assigning a variable
+    the tool exported changes what kubeadm gets, too), or a file (a drop-in, an env
+    file, a profile script)."""
+    if command:
+        names = [n for n in shell.assigned_names(text) if re.fullmatch(_PROXY_VARIABLE, n)]
+    else:
+        names = re.findall(_FILE_SETS, text)
+    return list(dict.fromkeys(names))
 
 
 def file_content(entry: Mapping[str, Any]) -> str | None:
@@ -158,11 +161,7 @@ class Watch(Struct):
     specs: list[Found] = field(default_factory=list)
 
     def tool_paths(self) -> set[str]:
-        settings = self.settings
-        paths = {settings.containerd_dropin, settings.env_file, kubeadm.CA_FILE}
-        if settings.kubelet_dropin:
-            paths.add(settings.kubelet_dropin)
-        return paths
+        return kubeadm.tool_paths(self.settings)
 
     # --- every object the engine parses -------------------------------------------------
 
@@ -266,7 +265,7 @@ class Watch(Struct):
         if target is None or target.planner != KUBEADM:
             return
         spec = dig(obj, *(str(step) for step in target.paths[0]))
-        if not isinstance(spec, Mapping) or kubeadm.is_windows(spec):
+        if not isinstance(spec, Mapping) or plan.windows:
             return
         where = ".".join(str(step) for step in target.paths[0])
         self._files(spec, where, plan, context)
