@@ -19,7 +19,7 @@ One flow-style document: :func:`write_flow_deployment` (a JSON Deployment of N b
 the case that cost minutes per MiB through the round-trip dump). Two ClusterClasses
 (issue 27): :func:`clusterclass_wide_template` (a patch replacing a template's whole
 spec from a Go template of many keys) and :func:`clusterclass_definitions` (many
-patch definitions, each replacing both kubeadm lists).
+patch definitions, one in eleven replacing both kubeadm lists).
 
 Plain streams (no Helm involved), written piece by piece so that a 200 MB
 stream never sits in memory: :func:`write_crd_stream`, :func:`write_stream`
@@ -1005,11 +1005,28 @@ def clusterclass_wide_template(size: int) -> str:
     return "".join(lines)
 
 
-def clusterclass_definitions(size: int) -> str:
-    """A ClusterClass of about ``size`` bytes with one patch of many definitions, each
-    replacing the ``files`` list from a Go template and the ``preKubeadmCommands`` list
-    with a literal (so the tool's output records two entries per definition; issue 27,
-    finding 4). Run the tool on it, then on its output: the second run reads the record."""
+_OTHER_DEFINITION = """\
+    - selector:
+        apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+        kind: DockerMachineTemplate
+        matchResources:
+          machineDeploymentClass:
+            names: [linux]
+      jsonPatches:
+      - op: add
+        path: /spec/template/spec/extraMounts/-
+        valueFrom:
+          variable: mount{j}x{k}
+"""
+
+
+def clusterclass_definitions(size: int, others: int = 10) -> str:
+    """A ClusterClass of about ``size`` bytes with one patch of many definitions: one in
+    ``others + 1`` replaces the ``files`` list of the workers' KubeadmConfigTemplate from
+    a Go template and its ``preKubeadmCommands`` with a literal (the tool's output then
+    records two entries for it), the others patch the machine template (nothing for the
+    tool; issue 27, finding 4). Run the tool on it, then on its output: the second run
+    reads the record."""
     head = _CLUSTERCLASS_HEAD + "  - name: manyDefinitions\n    definitions:\n"
     parts = [head]
     written = len(head)
@@ -1024,6 +1041,7 @@ def clusterclass_definitions(size: int) -> str:
             + f'              content: "{{{{ .config{j} }}}}"\n'
             + "      - op: replace\n        path: /spec/template/spec/preKubeadmCommands\n"
             + f"        value:\n        - echo definition {j}\n"
+            + "".join(_OTHER_DEFINITION.format(j=j, k=k) for k in range(others))
         )
         parts.append(part)
         written += len(part)

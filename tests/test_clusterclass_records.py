@@ -300,10 +300,12 @@ def test_reading_a_templates_keys_is_linear_in_its_keys() -> None:
 @pytest.mark.build("pure")
 def test_planning_many_recorded_definitions_is_linear_in_them() -> None:
     def work(definitions: int) -> int:
-        text = gen.clusterclass_definitions(1)  # one definition: its size
-        text = gen.clusterclass_definitions(len(text) * definitions)
-        out = _run(text)  # the tool's output: two record entries per definition
-        assert out.count("=patches:2") == text.count("- selector:") >= definitions
+        head = len(gen.clusterclass_definitions(0))  # no definition
+        unit = len(gen.clusterclass_definitions(head + 1)) - head  # one of each kind
+        text = gen.clusterclass_definitions(head + (definitions - 1) * unit + 1)
+        out = _run(text)  # the tool's output: two record entries per kubeadm definition
+        found = text.count("path: /spec/template/spec/files\n")  # longer indices: one less
+        assert out.count("=patches:2") == found and abs(found - definitions) <= 1
         return _lines_run(lambda: _run(out), (clusterclass, ccowned))
 
     _linear(work, 20)
