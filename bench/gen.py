@@ -16,7 +16,10 @@ scripts that render them themselves, ``bench/coverage.py`` and ``bench/profile.p
   (``- {name: A, value: "1"}``), as many charts write them.
 
 One flow-style document: :func:`write_flow_deployment` (a JSON Deployment of N bytes,
-the case that cost minutes per MiB through the round-trip dump).
+the case that cost minutes per MiB through the round-trip dump). Two ClusterClasses
+(issue 27): :func:`clusterclass_wide_template` (a patch replacing a template's whole
+spec from a Go template of many keys) and :func:`clusterclass_definitions` (many
+patch definitions, one in eleven replacing both kubeadm lists).
 
 Plain streams (no Helm involved), written piece by piece so that a 200 MB
 stream never sits in memory: :func:`write_crd_stream`, :func:`write_stream`
@@ -31,6 +34,7 @@ Command line, for trying things by hand::
     python bench/gen.py stream-bytes OUT.yaml 200000000
     python bench/gen.py crds OUT.yaml 10000000
     python bench/gen.py flow OUT.yaml 1048576
+    python bench/gen.py clusterclass-template|clusterclass-definitions OUT.yaml 1048576
     python bench/gen.py chart|flow-items-chart|crd-chart|capi-chart|tiny-chart DIR [N]
 """
 
@@ -944,9 +948,111 @@ def write_flow_deployment(path: Path, size: int) -> int:
     return text.count('"name": "c')
 
 
+# --------------------------------------------------------------------------- ClusterClass
+
+_CLUSTERCLASS_HEAD = """\
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: ClusterClass
+metadata:
+  name: wide
+  namespace: default
+spec:
+  workers:
+    machineDeployments:
+    - class: linux
+      template:
+        bootstrap:
+          ref:
+            apiVersion: bootstrap.cluster.x-k8s.io/v1beta1
+            kind: KubeadmConfigTemplate
+            name: wide-linux
+        infrastructure:
+          ref:
+            apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+            kind: DockerMachineTemplate
+            name: wide-linux
+  patches:
+"""
+_SELECTOR = """\
+    - selector:
+        apiVersion: bootstrap.cluster.x-k8s.io/v1beta1
+        kind: KubeadmConfigTemplate
+        matchResources:
+          machineDeploymentClass:
+            names: [linux]
+"""
+
+
+def clusterclass_wide_template(size: int) -> str:
+    """A ClusterClass of about ``size`` bytes whose one patch replaces
+    ``/spec/template/spec`` from a Go template with many top-level keys, each a mapping
+    on the lines below it (each a key the tool must classify; issue 27, finding 4)."""
+    head = (
+        _CLUSTERCLASS_HEAD
+        + "  - name: wideSpec\n    definitions:\n"
+        + _SELECTOR
+        + "      jsonPatches:\n      - op: replace\n        path: /spec/template/spec\n"
+        + "        valueFrom:\n          template: |\n"
+    )
+    lines = [head]
+    written = len(head)
+    i = 0
+    while written < size:
+        line = f"            setting{i:07d}:\n              value: '{{{{ .value{i % 97} }}}}'\n"
+        lines.append(line)
+        written += len(line)
+        i += 1
+    return "".join(lines)
+
+
+_OTHER_DEFINITION = """\
+    - selector:
+        apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+        kind: DockerMachineTemplate
+        matchResources:
+          machineDeploymentClass:
+            names: [linux]
+      jsonPatches:
+      - op: add
+        path: /spec/template/spec/extraMounts/-
+        valueFrom:
+          variable: mount{j}x{k}
+"""
+
+
+def clusterclass_definitions(size: int, others: int = 10) -> str:
+    """A ClusterClass of about ``size`` bytes with one patch of many definitions: one in
+    ``others + 1`` replaces the ``files`` list of the workers' KubeadmConfigTemplate from
+    a Go template and its ``preKubeadmCommands`` with a literal (the tool's output then
+    records two entries for it), the others patch the machine template (nothing for the
+    tool; issue 27, finding 4). Run the tool on it, then on its output: the second run
+    reads the record."""
+    head = _CLUSTERCLASS_HEAD + "  - name: manyDefinitions\n    definitions:\n"
+    parts = [head]
+    written = len(head)
+    j = 0
+    while written < size:
+        part = (
+            _SELECTOR
+            + "      jsonPatches:\n"
+            + "      - op: replace\n        path: /spec/template/spec/files\n"
+            + "        valueFrom:\n          template: |\n"
+            + f"            - path: /etc/app/{j}.conf\n"
+            + f'              content: "{{{{ .config{j} }}}}"\n'
+            + "      - op: replace\n        path: /spec/template/spec/preKubeadmCommands\n"
+            + f"        value:\n        - echo definition {j}\n"
+            + "".join(_OTHER_DEFINITION.format(j=j, k=k) for k in range(others))
+        )
+        parts.append(part)
+        written += len(part)
+        j += 1
+    return "".join(parts)
+
+
 def main(argv: list[str]) -> None:
     usage = (
-        "usage: gen.py stream|stream-bytes|crds|flow|chart|flow-items-chart|crd-chart|capi-chart"
+        "usage: gen.py stream|stream-bytes|crds|flow|clusterclass-template|clusterclass-definitions"
+        "|chart|flow-items-chart|crd-chart|capi-chart"
         "|tiny-chart OUT [N]"
     )
     if len(argv) < 2:
@@ -961,6 +1067,10 @@ def main(argv: list[str]) -> None:
         write_crd_stream(out, number or 10_000_000)
     elif what == "flow":
         write_flow_deployment(out, number or 1 << 20)
+    elif what == "clusterclass-template":
+        out.write_text(clusterclass_wide_template(number or 1 << 20), encoding="utf-8")
+    elif what == "clusterclass-definitions":
+        out.write_text(clusterclass_definitions(number or 1 << 20), encoding="utf-8")
     elif what == "chart":
         write_chart(out, number or 500)
     elif what == "flow-items-chart":

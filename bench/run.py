@@ -1,4 +1,4 @@
-"""Benchmarks for issues 7 and 21: ``make bench`` (``BENCH_QUICK=1`` for a smoke run).
+"""Benchmarks for issues 7, 21 and 27: ``make bench`` (``BENCH_QUICK=1`` for a smoke run).
 
 Every case is a separate process, timed from spawn to exit (start-up
 included) with its peak RSS read from ``os.wait4``. All cases of all
@@ -27,10 +27,15 @@ and a 200 MB stream) with bench/out/scaling.csv and bench/out/scaling.png, and
 the fast reader's coverage of every workload's target documents (``bench/coverage.py``:
 the share read on the fast path and the reasons for the rest; target >= 99 %).
 
+Then the flow documents (target 5) and the two large ClusterClasses of issue 27
+(target 6): time and peak RSS per MiB at the largest size against the smallest.
+
 Environment: BENCH_RUNS, BENCH_QUICK, BENCH_SLOW_S, BENCH_DEPLOYMENTS,
 BENCH_CRD_MB, BENCH_CAPI_CLUSTERS, BENCH_SCALE_MAX, BENCH_SCALE_RUNS,
-BENCH_BIG_MB, BENCH_RSS_CAP_MB, BENCH_TIMEOUT_S, BENCH_SNAPSHOT (default 1: measure a copy
-of proxy_postrender taken at the start), BENCH_OUT, HELM3_BIN, HELM4_BIN,
+BENCH_FLOW_MIB, BENCH_FLOW_RUNS, BENCH_CLUSTERCLASS_MIB, BENCH_CLUSTERCLASS_RUNS,
+BENCH_ONLY (flow, clusterclass: only those, without Helm), BENCH_BIG_MB,
+BENCH_RSS_CAP_MB, BENCH_TIMEOUT_S, BENCH_SNAPSHOT (default 1: measure a copy of
+proxy_postrender taken at the start), BENCH_OUT, HELM3_BIN, HELM4_BIN,
 PROXY_POSTRENDER_COMPILED.
 """
 
@@ -50,7 +55,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -118,6 +123,9 @@ def _env_float(name: str, default: float) -> float:
 
 
 QUICK = os.environ.get("BENCH_QUICK", "").strip() not in ("", "0")
+# BENCH_ONLY=flow,clusterclass: only those workloads (no Helm, no scaling, no coverage)
+ONLY = frozenset(filter(None, os.environ.get("BENCH_ONLY", "").replace(" ", "").split(",")))
+ONLY_CHOICES = frozenset({"flow", "clusterclass"})
 SNAPSHOT = os.environ.get("BENCH_SNAPSHOT", "1").strip() not in ("", "0")
 
 
@@ -147,6 +155,19 @@ class Settings:
         if size > 0
     )
     flow_runs: int = _env_int("BENCH_FLOW_RUNS", 1 if QUICK else 3)
+    # the two ClusterClasses of issue 27, finding 4, of these sizes in MiB ("" or 0: none)
+    clusterclass_mib: tuple[float, ...] = tuple(
+        size
+        for size in map(
+            float,
+            os.environ.get("BENCH_CLUSTERCLASS_MIB", "0.25,0.5" if QUICK else "1,8")
+            .replace(" ", "")
+            .replace(",", " ")
+            .split(),
+        )
+        if size > 0
+    )
+    clusterclass_runs: int = _env_int("BENCH_CLUSTERCLASS_RUNS", 1 if QUICK else 3)
     out: Path = Path(os.environ.get("BENCH_OUT") or ROOT / "bench" / "out")
 
 
@@ -456,12 +477,14 @@ def compiled_build(script: str, env: Mapping[str, str]) -> str:
     return version
 
 
-def setup_tools(tmp: Path) -> Tools:
+def setup_tools(tmp: Path, *, helm: bool = True) -> Tools:
+    """The console scripts and environments; with ``helm`` also Helm, kubectl and the
+    Helm 4 plugin (BENCH_ONLY runs without them)."""
     script = str(Path(sys.executable).parent / "proxy-postrender")
     if not os.access(script, os.X_OK):
         raise BenchError(f"{script} missing: install the package (make bench does)")
     compiled = os.environ.get("PROXY_POSTRENDER_COMPILED", "").strip() or None
-    if shutil.which("kubectl") is None:
+    if helm and shutil.which("kubectl") is None:
         raise BenchError("kubectl (with kustomize) is not on PATH")
     base = {k: v for k, v in os.environ.items() if not k.startswith("PROXY_POSTRENDER")}
     base["XDG_STATE_HOME"] = str(tmp / "state")
@@ -492,8 +515,8 @@ def setup_tools(tmp: Path) -> Tools:
     tools = Tools(
         script=script,
         python=sys.executable,
-        helm3=_tool("HELM3_BIN", ROOT / ".cache" / "tools" / "helm3" / "helm"),
-        helm4=_tool("HELM4_BIN", ROOT / ".cache" / "tools" / "helm4" / "helm"),
+        helm3=_tool("HELM3_BIN", ROOT / ".cache" / "tools" / "helm3" / "helm") if helm else "",
+        helm4=_tool("HELM4_BIN", ROOT / ".cache" / "tools" / "helm4" / "helm") if helm else "",
         env=base,
         helm3_env=homes[0],
         helm4_env=homes[1],
@@ -505,6 +528,12 @@ def setup_tools(tmp: Path) -> Tools:
         tools.compiled = compiled
         tools.compiled_env = {k: v for k, v in base.items() if k != "PYTHONPATH"}
         tools.compiled_version = compiled_build(compiled, tools.compiled_env)
+    if helm:
+        install_plugin(tools, package, tmp)
+    return tools
+
+
+def install_plugin(tools: Tools, package: Path, tmp: Path) -> None:
     # The Helm 4 plugin, installed from a copy of this checkout as the tests do
     # (its install hook builds a private venv with pip: once per bench run).
     src = tmp / "plugin-src"
@@ -520,7 +549,6 @@ def setup_tools(tmp: Path) -> Tools:
     venv = tools.plugin_venv = src / ".plugin-venv"
     # as pip leaves it, whatever PYTHONDONTWRITEBYTECODE says
     _output([str(venv / "bin" / "python"), "-m", "compileall", "-q", str(venv / "lib")])
-    return tools
 
 
 def stale_bytecode(package: Path) -> list[str]:
@@ -849,23 +877,133 @@ def print_flow(series: Mapping[str, Series]) -> None:
         )
 
 
+def _mib(series: Series) -> float:
+    return series.case.stdin.stat().st_size / MIB if series.case.stdin else 1.0
+
+
+def per_mib_target(label: str, runs: Sequence[Series]) -> Target | None:
+    """Linear in size: time and memory per MiB at the largest size against the smallest
+    (None: fewer than two sizes)."""
+    if len(runs) < 2:
+        return None
+    sizes = [_mib(s) for s in runs]
+    small, large = min(zip(sizes, runs, strict=True)), max(zip(sizes, runs, strict=True))
+    time_ratio = (large[1].seconds / large[0]) / (small[1].seconds / small[0])
+    rss_ratio = (large[1].rss_mb / large[0]) / (small[1].rss_mb / small[0])
+    figure = (
+        f"time {time_ratio:.2f} ({large[1].seconds:.1f} s), "
+        f"RSS {rss_ratio:.2f} ({large[1].rss_mb:.0f} MB)"
+    )
+    return Target(
+        f"{label}: per MiB at {large[0]:.2f} / at {small[0]:.2f} MiB",
+        figure,
+        "<= 1.5",
+        time_ratio <= 1.5 and rss_ratio <= 1.5,
+    )
+
+
 def flow_targets(series: Mapping[str, Series]) -> list[Target]:
-    """Linear in size: time and memory per MiB at the largest size against the smallest."""
+    """Target 5: the flow documents, filtered and as a --diff, linear in size."""
     out: list[Target] = []
     for mode in ("", " --diff"):
         runs = [s for name, s in series.items() if name.endswith(" MiB" + mode)]
-        if len(runs) < 2:
-            continue
-        sizes = [s.case.stdin.stat().st_size / MIB if s.case.stdin else 1.0 for s in runs]
-        small, large = min(zip(sizes, runs, strict=True)), max(zip(sizes, runs, strict=True))
-        time_ratio = (large[1].seconds / large[0]) / (small[1].seconds / small[0])
-        rss_ratio = (large[1].rss_mb / large[0]) / (small[1].rss_mb / small[0])
-        label = f"5  flow{mode}: per MiB at {large[0]:.2f} / at {small[0]:.2f} MiB"
-        figure = (
-            f"time {time_ratio:.2f} ({large[1].seconds:.1f} s), "
-            f"RSS {rss_ratio:.2f} ({large[1].rss_mb:.0f} MB)"
+        if (row := per_mib_target(f"5  flow{mode}", runs)) is not None:
+            out.append(row)
+    return out
+
+
+# --------------------------------------------------------------------------- ClusterClass
+
+CLUSTERCLASS_KINDS = {
+    # name: what it is, how gen writes it
+    "template": (
+        "one patch replacing /spec/template/spec from a Go template of many keys",
+        gen.clusterclass_wide_template,
+    ),
+    "definitions": (
+        "many definitions, one in 11 replacing both kubeadm lists; the tool's own "
+        "output, re-run (its record: two entries for each of those)",
+        gen.clusterclass_definitions,
+    ),
+}
+
+
+def _clusterclass_checker(kind: str) -> Callable[[bytes], str | None]:
+    """The template case got its follow-up patches and a record."""
+
+    def check(out: bytes) -> str | None:
+        doc = _load_all(out)[0]
+        record = doc["metadata"].get("annotations", {}).get("proxy-postrender.io/node-bootstrap")
+        patches = doc["spec"]["patches"][0]["definitions"][0]["jsonPatches"]
+        if record != "p0.d0.j1=patches:2" or len(patches) != 3:
+            return f"{kind}: record {record!r}, {len(patches)} patches"
+        return None
+
+    return check
+
+
+def _definitions_stream(tools: Tools, tmp: Path, size: int) -> Path:
+    """The tool's output on a ClusterClass of many definitions, of about ``size`` bytes
+    (at most FLOW_MAX_BYTES): the input of the definitions case."""
+    probe_in, probe_out = tmp / "cc-probe.yaml", tmp / "cc-probe.out.yaml"
+    probe_in.write_text(gen.clusterclass_definitions(64 * 1024), encoding="utf-8")
+    case = Case("probe", (tools.script, str(PROFILE)), probe_in, tools.env)
+    _, out = measure(case, keep=True)
+    probe_out.write_bytes(out)
+    growth = len(out) / probe_in.stat().st_size  # the tool's drop-ins and commands
+    mib = size / MIB
+    source, path = tmp / f"cc-definitions-{mib:g}.in.yaml", tmp / f"cc-definitions-{mib:g}.yaml"
+    source.write_text(gen.clusterclass_definitions(int(size / growth)), encoding="utf-8")
+    _, out = measure(Case("first pass", case.argv, source, tools.env), keep=True)
+    if len(out) > FLOW_MAX_BYTES:
+        source.write_text(
+            gen.clusterclass_definitions(int(size / growth * FLOW_MAX_BYTES / len(out)) - 4096),
+            encoding="utf-8",
         )
-        out.append(Target(label, figure, "<= 1.5", time_ratio <= 1.5 and rss_ratio <= 1.5))
+        _, out = measure(Case("first pass", case.argv, source, tools.env), keep=True)
+    path.write_bytes(out)
+    return path
+
+
+def build_clusterclass(tools: Tools, tmp: Path, settings: Settings) -> list[Case]:
+    """Per size: the wide template (filtered), and the re-run over many definitions
+    (its output must be its input: the record says everything is in place)."""
+    cases: list[Case] = []
+    argv = (tools.script, str(PROFILE))
+    for mib in settings.clusterclass_mib:
+        size = min(int(mib * MIB), FLOW_MAX_BYTES)
+        path = tmp / f"cc-template-{mib:g}.yaml"
+        path.write_text(gen.clusterclass_wide_template(size), encoding="utf-8")
+        label = f"{path.stat().st_size / MIB:.2f} MiB"
+        check = _clusterclass_checker("template")
+        cases.append(Case(f"template {label}", argv, path, tools.env, check=check))
+        path = _definitions_stream(tools, tmp, size)
+        label = f"{path.stat().st_size / MIB:.2f} MiB"
+        cases.append(Case(f"definitions {label}", argv, path, tools.env, check=same_as(path)))
+    return cases
+
+
+def print_clusterclass(series: Mapping[str, Series]) -> None:
+    print()
+    print("== clusterclass: the planner on one large ClusterClass (gen.clusterclass_*)")
+    for kind, (what, _) in CLUSTERCLASS_KINDS.items():
+        print(f"   {kind}: {what}")
+    print(f"   {'case':28} {'n':>2} {'median s':>9} {'s/MiB':>7} {'RSS MB':>7} {'RSS MB/MiB':>10}")
+    for name, item in series.items():
+        mib = _mib(item)
+        print(
+            f"   {name:28} {len(item.samples):>2} {item.seconds:9.3f} {item.seconds / mib:7.3f} "
+            f"{item.rss_mb:7.1f} {item.rss_mb / mib:10.1f}"
+        )
+
+
+def clusterclass_targets(series: Mapping[str, Series]) -> list[Target]:
+    """Target 6 (issue 27): each ClusterClass case linear in size."""
+    out: list[Target] = []
+    for kind in CLUSTERCLASS_KINDS:
+        runs = [s for name, s in series.items() if name.startswith(kind + " ")]
+        if (row := per_mib_target(f"6  ClusterClass {kind}", runs)) is not None:
+            out.append(row)
     return out
 
 
@@ -1252,11 +1390,11 @@ def coverage_targets(covered: Mapping[str, Any]) -> list[Target]:
 
 def print_targets(rows: Sequence[Target]) -> None:
     print()
-    print("== targets (issues 7 and 21)")
-    print(f"   {'target':56} {'measured':46} {'goal':>10}  result")
+    print("== targets (issues 7, 21 and 27)")
+    print(f"   {'target':60} {'measured':46} {'goal':>10}  result")
     for row in rows:
         verdict = "" if row.ok is None else ("PASS" if row.ok else "FAIL")
-        print(f"   {row.label:56} {row.figure:46} {row.goal:>10}  {verdict}")
+        print(f"   {row.label:60} {row.figure:46} {row.goal:>10}  {verdict}")
 
 
 def print_scaling(points: Sequence[Point], big: Point | None) -> None:
@@ -1349,8 +1487,57 @@ def print_header(tools: Tools, settings: Settings) -> None:
         print("BENCH_QUICK=1: few runs and small sizes; the figures do NOT measure the targets")
 
 
+def run_only(settings: Settings) -> None:
+    """BENCH_ONLY: the named workloads alone, with their tables and targets."""
+    unknown = ONLY - ONLY_CHOICES
+    if unknown:
+        choices = ", ".join(sorted(ONLY_CHOICES))
+        raise BenchError(f"BENCH_ONLY: unknown {', '.join(sorted(unknown))}; choose from {choices}")
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="proxy-bench-") as name:
+        tmp = Path(name)
+        tools = setup_tools(tmp, helm=False)
+        results = run_groups(tools, tmp, settings, ONLY)
+        print()
+        print(f"BENCH_ONLY={','.join(sorted(ONLY))}: git {_git_head()}, {os.cpu_count()} cores")
+        rows = report_groups(results)
+        print_targets(rows)
+        print(f"total bench time: {time.perf_counter() - started:.0f} s")
+
+
+def run_groups(
+    tools: Tools, tmp: Path, settings: Settings, groups: Iterable[str]
+) -> dict[str, dict[str, Series]]:
+    """The flow and ClusterClass workloads, each with its own run count."""
+    results: dict[str, dict[str, Series]] = {}
+    if "flow" in groups and settings.flow_mib:
+        print("flow style...", flush=True)
+        flow = {"flow": build_flow(tools, tmp, settings)}
+        results.update(run_interleaved(flow, replace(settings, runs=settings.flow_runs)))
+    if "clusterclass" in groups and settings.clusterclass_mib:
+        print("clusterclass...", flush=True)
+        cc = {"clusterclass": build_clusterclass(tools, tmp, settings)}
+        results.update(run_interleaved(cc, replace(settings, runs=settings.clusterclass_runs)))
+    return results
+
+
+def report_groups(results: Mapping[str, Mapping[str, Series]]) -> list[Target]:
+    """The tables of the flow and ClusterClass workloads; their targets."""
+    rows: list[Target] = []
+    if "flow" in results:
+        print_flow(results["flow"])
+        rows += flow_targets(results["flow"])
+    if "clusterclass" in results:
+        print_clusterclass(results["clusterclass"])
+        rows += clusterclass_targets(results["clusterclass"])
+    return rows
+
+
 def main() -> None:
     settings = Settings()
+    if ONLY:
+        run_only(settings)
+        return
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="proxy-bench-") as name:
         tmp = Path(name)
@@ -1358,23 +1545,17 @@ def main() -> None:
         tools = setup_tools(tmp)
         workloads = build_workloads(tools, tmp, settings)
         results = run_interleaved({w.name: w.cases for w in workloads}, settings)
-        if settings.flow_mib:
-            print("flow style...", flush=True)
-            flow = {"flow": build_flow(tools, tmp, settings)}
-            results.update(run_interleaved(flow, replace(settings, runs=settings.flow_runs)))
+        results.update(run_groups(tools, tmp, settings, ONLY_CHOICES))
         print("scaling...", flush=True)
         points, big = run_scaling(tools, tmp, settings)
         print()
         print_header(tools, settings)
         for workload in workloads:
             print_workload(workload, results[workload.name])
-        if "flow" in results:
-            print_flow(results["flow"])
+        groups = report_groups(results)
         print_scaling(points, big)
         note = write_scaling(points, big, settings.out)
-        rows = targets(results, workloads, points, big)
-        if "flow" in results:
-            rows += flow_targets(results["flow"])
+        rows = targets(results, workloads, points, big) + groups
         covered = reader_coverage(tools, workloads)
         rows += coverage_targets(covered)
         print_targets(rows)

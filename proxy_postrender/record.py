@@ -56,26 +56,42 @@ def escape(text: str) -> str:
     )
 
 
+_HEX: Final = frozenset("0123456789ABCDEF")
+
+
+def _code(digits: str) -> int:
+    """A code point from exactly the hexadecimal digits ``escape`` writes (no sign, no
+    space, no ``_``, upper case); -1 for anything else."""
+    if not digits or not set(digits) <= _HEX:
+        return -1
+    return int(digits, 16)
+
+
 def unescape(text: str) -> str:
+    """The text ``escape`` made ``text`` from; an error for any other spelling (a record
+    is read strictly: one text has one spelling) or a code point no text can hold."""
     out: list[str] = []
     i, n = 0, len(text)
-    try:
-        while i < n:
-            c = text[i]
-            if c == "_":
-                out.append(" ")
-            elif c != "%":
-                out.append(c)
-            elif text[i + 1 : i + 2] == "u":
-                out.append(chr(int(text[i + 2 : i + 8], 16)))
-                i += 7
-            else:
-                out.append(chr(int(text[i + 1 : i + 3], 16)))
-                i += 2
-            i += 1
-    except ValueError:
-        raise InputError(f"malformed spelling in a record: {text!r}") from None
-    return "".join(out)
+    while i < n:
+        c = text[i]
+        if c == "_":
+            out.append(" ")
+        elif c != "%":
+            out.append(c)
+        else:
+            wide = text[i + 1 : i + 2] == "u"
+            digits = text[i + 2 : i + 8] if wide else text[i + 1 : i + 3]
+            code = _code(digits) if len(digits) == (6 if wide else 2) else -1
+            # no lone surrogate (it cannot be written out) and none beyond Unicode
+            if code < 0 or 0xD800 <= code <= 0xDFFF or code > 0x10FFFF:
+                raise InputError(f"malformed spelling in a record: {text!r}")
+            out.append(chr(code))
+            i += 7 if wide else 2
+        i += 1
+    result = "".join(out)
+    if escape(result) != text:  # e.g. "%41" for "A", or a "/" left as it is
+        raise InputError(f"malformed spelling in a record: {text!r}")
+    return result
 
 
 def with_spelling(flag: str, spelling: str | None) -> str:

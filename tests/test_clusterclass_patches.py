@@ -198,6 +198,9 @@ def test_secret_mode_follow_ups_need_a_secret_name() -> None:
         ("format: ignition\nfiles:\n", {"format": "other", "files": "null"}),
         ("files: ~\nignition:\n  x: |\n    {{- if .a }}\n", {"files": "null", "ignition": "other"}),
         ('"files":\n  - path: /a\n', {"files": "list"}),
+        # a nested line that reads like a top-level key comes first: each key looks below
+        # itself (the search for the key's line once found the nested one)
+        ("a:\n  files:\n    x: 1\nfiles:\n- path: /a\n", {"a": "other", "files": "list"}),
     ],
 )
 def test_template_keys_are_read_from_the_top_level(

@@ -21,7 +21,10 @@ list, or a parent of it, wipes whatever the tool injected into the template.
 What the tool added is recorded per patch, with indices as they are in the
 output: ``pI.dJ.jK=files:PATH,PATH`` / ``=commands:N`` (the literal list of
 ``jsonPatches[K]``) and ``pI.dJ.jK=patches:N`` (the N patches from ``K`` on
-are the tool's).
+are the tool's). The record is read strictly, and a recorded range is replaced or
+deleted only when it holds nothing but patches of the tool's shape (``ccowned``).
+The work is linear in the ClusterClass: a template's keys are classified in one pass,
+and the recorded ranges are looked up per definition, not searched.
 """
 
 from __future__ import annotations
@@ -35,13 +38,14 @@ if TYPE_CHECKING:
     from typing import Any
 
 from proxy_postrender.errors import InputError
-from proxy_postrender.nodes import kubeadm, nodeos, quoting
+from proxy_postrender.nodes import ccowned, kubeadm, nodeos, quoting
+from proxy_postrender.nodes.ccowned import Owned
 from proxy_postrender.nodes.kubeadm import NodePlan, NodeSettings
 from proxy_postrender.noproxy.environments import ObjectEnv
 from proxy_postrender.objects import Path
 from proxy_postrender.plans import SecretRef
 from proxy_postrender.record import Record
-from proxy_postrender.structs import Struct, field
+from proxy_postrender.structs import Struct
 from proxy_postrender.targets import BUILT_IN, KUBEADM, Target
 from proxy_postrender.yamltext.ops import DeleteItem, InsertItems
 
@@ -65,33 +69,6 @@ _KEY_LINE = r"""^(?:"([^"]*)"|'([^']*)'|([^\s#'"{\[\-][^:#]*?))\s*:(?:\s+(.*))?$
 _PROXY_EXPORT = r"(?i)export\s+(?:HTTPS?_PROXY|NO_PROXY)="
 
 
-class _Owned(Struct):
-    """What the record says the tool owns in one ClusterClass."""
-
-    files: dict[str, list[str]] = field(default_factory=dict)  # ident -> paths
-    commands: dict[str, int] = field(default_factory=dict)  # ident -> count
-    patches: dict[str, int] = field(default_factory=dict)  # ident of the first -> count
-    empty: set[str] = field(default_factory=set)
-
-
-def _parse(recorded: Record) -> _Owned:
-    owned = _Owned()
-    for entry in recorded.entries:
-        key, _, value = entry.partition("=")
-        kind, _, rest = value.partition(":")
-        if key == "empty":
-            owned.empty = set(value.split(","))
-        elif kind == "files":
-            owned.files[key] = [p for p in rest.split(",") if p]
-        elif kind == "commands" and rest.isdigit():
-            owned.commands[key] = int(rest)
-        elif kind == "patches" and rest.isdigit() and int(rest) > 0:
-            owned.patches[key] = int(rest)
-        else:
-            raise InputError(f"annotation {kubeadm.ANNOTATION} is malformed near {entry!r}")
-    return owned
-
-
 class _Wanted(Struct):
     """The entries the tool writes into the templates of one ClusterClass."""
 
@@ -110,16 +87,17 @@ class _Unreadable(Exception):
     """A template value whose top-level structure cannot be told from its text."""
 
 
-def _top_level(text: str) -> list[str]:
-    """The lines of a template at its outermost indentation, checked to be plain YAML
-    (keys or items); a template action there (``{{ if }}``) may drop or repeat them."""
-    lines = [line for line in text.splitlines() if line.strip()]
-    indents = [len(line) - len(line.lstrip(" ")) for line in lines]
-    if not lines:
+def _top_level(lines: list[str]) -> list[tuple[int, str]]:
+    """The lines of a template (with their indices) at its outermost indentation, checked
+    to be plain YAML (keys or items); a template action there (``{{ if }}``) may drop or
+    repeat them."""
+    content = [(i, line) for i, line in enumerate(lines) if line.strip()]
+    indents = [len(line) - len(line.lstrip(" ")) for _, line in content]
+    if not content:
         raise _Unreadable("it is empty")
     base = min(indents)
     top = []
-    for line, indent in zip(lines, indents, strict=True):
+    for (index, line), indent in zip(content, indents, strict=True):
         stripped = line.strip()
         if stripped.startswith("{{") and indent <= base:
             raise _Unreadable(
@@ -127,37 +105,37 @@ def _top_level(text: str) -> list[str]:
                 "writes is unknown; put the condition inside the values"
             )
         if indent == base and not stripped.startswith("#"):
-            top.append(stripped)
+            top.append((index, stripped))
     return top
 
 
 def _template_keys(text: str) -> dict[str, str]:
     """The top-level keys of a mapping template, each with "list" (a sequence follows),
-    "null" (no value) or "other"."""
+    "null" (no value) or "other". Linear in the template: each key looks at the lines
+    between it and the next content line only."""
     lines = text.splitlines()
-    top = _top_level(text)
     keys: dict[str, str] = {}
-    for stripped in top:
+    for index, stripped in _top_level(lines):
         if stripped.startswith("- "):
             continue  # an item of the key above, written at the key's indentation
         match = re.match(_KEY_LINE, stripped)
         if match is None:
             raise _Unreadable(f"its top-level line {stripped[:40]!r} is not a key")
         key = next(g for g in match.groups()[:3] if g is not None)
-        keys[key] = _value_kind(match.group(4), lines, stripped)
+        keys[key] = _value_kind(match.group(4), lines, index)
     return keys
 
 
-def _value_kind(inline: str | None, lines: list[str], key_line: str) -> str:
+def _value_kind(inline: str | None, lines: list[str], index: int) -> str:
+    """What follows the key on ``lines[index]``: its inline value, else the next content
+    line (an item, or something else), else nothing."""
     if inline:
         inline = inline.split(" #")[0].strip()
         if inline in ("~", "null", "Null", "NULL"):
             return "null"
         return "list" if inline.startswith("[") else "other"
-    # the next content line after the key decides: an item, or nothing
-    index = next(i for i, line in enumerate(lines) if line.strip() == key_line)
-    for line in lines[index + 1 :]:
-        stripped = line.strip()
+    for after in range(index + 1, len(lines)):  # no slice: that would copy the rest
+        stripped = lines[after].strip()
         if not stripped or stripped.startswith("#"):
             continue
         if stripped.startswith("{{"):
@@ -170,7 +148,7 @@ def _value_kind(inline: str | None, lines: list[str], key_line: str) -> str:
 
 
 def _check_list_template(text: str) -> None:
-    top = _top_level(text)
+    top = [line for _, line in _top_level(text.splitlines())]
     if not all(line.startswith("- ") or line == "-" for line in top) and top != ["[]"]:
         raise _Unreadable("it is not a list at its top level")
 
@@ -196,8 +174,13 @@ def _follow_up(
         return None
     if pointer in pointers and literal:
         return None  # a literal list: extended in place
-    if not literal and not (isinstance(value_from, Mapping) and "template" in value_from):
-        variable = value_from.get("variable") if isinstance(value_from, Mapping) else None
+    source: Mapping[str, Any] = value_from if isinstance(value_from, Mapping) else {}
+    if not literal and source is not value_from:
+        raise InputError(f"{where} has neither a value nor a valueFrom mapping")
+    if not literal and not isinstance(source.get("template", ""), str):
+        raise InputError(f"{where}.valueFrom.template is not a string")
+    if not literal and "template" not in source:
+        variable = source.get("variable")
         raise _refusal(
             name,
             where,
@@ -304,20 +287,15 @@ def _carried(text: str, wanted: _Wanted) -> str | None:
     return match.group(0).rstrip("=") if match else None
 
 
-def _is_tool_patch(item: Any, pointers: Mapping[str, str]) -> bool:
-    if (
-        not isinstance(item, Mapping)
-        or item.get("op") != "add"
-        or set(item)
-        != {
-            "op",
-            "path",
-            "value",
-        }
-    ):
-        return False
-    path = str(item.get("path"))
-    return path in pointers or any(path in (f"{p}/-", f"{p}/0") for p in pointers)
+def _pointers(definition: Mapping[str, Any], where_def: str) -> Mapping[str, str]:
+    """The kubeadm lists (pointer -> "files" or "commands") of the templates that the
+    definition's selector picks."""
+    selector = definition.get("selector")
+    if selector is None:
+        return {}
+    if not isinstance(selector, Mapping):
+        raise InputError(f"{where_def}.selector is not a mapping")
+    return LIST_POINTERS.get(str(selector.get("kind")), {})
 
 
 def _wanted(settings: NodeSettings | None, env: Any, secret: SecretRef | None) -> _Wanted:
@@ -346,7 +324,7 @@ def plan(
     on_conflict = settings.on_conflict if settings else "keep"
     result = NodePlan.for_env(found)
     recorded = Record.read(obj, kubeadm.ANNOTATION)
-    owned = _parse(recorded)
+    owned = ccowned.parse(recorded)
     injecting = bool(settings and env)
     secret = None
     if injecting and settings and settings.credentials == "secret" and settings.secret_name:
@@ -363,9 +341,10 @@ def plan(
             )
 
     spec: Mapping[str, Any] = obj["spec"] if isinstance(obj.get("spec"), Mapping) else {}
+    ccowned.check_runs(spec, owned, _pointers)  # before anything recorded is replaced
     entries: list[str] = []
     now_empty: set[str] = set()
-    claimed: set[str] = set()
+    claimed: set[tuple[int, int, int]] = set()
     for i, patch in enumerate(kubeadm.as_list(spec.get("patches"), "spec.patches")):
         definitions = patch.get("definitions") if isinstance(patch, Mapping) else None
         for j, definition in enumerate(
@@ -373,26 +352,15 @@ def plan(
         ):
             if not isinstance(definition, Mapping):
                 continue
-            selector = definition.get("selector") or {}
-            pointers = LIST_POINTERS.get(str(selector.get("kind")), {})
             where_def = f"spec.patches[{i}].definitions[{j}]"
-            json_patches = kubeadm.as_list(definition.get("jsonPatches"), where_def)
+            pointers = _pointers(definition, where_def)
+            json_patches = kubeadm.as_list(
+                definition.get("jsonPatches"), f"{where_def}.jsonPatches"
+            )
             list_path = (*base, "spec", "patches", i, "definitions", j, "jsonPatches")
             patch_name = patch.get("name", i) if isinstance(patch, Mapping) else i
-            # the tool's patches recorded here: index of the first -> count
-            tool_runs = {
-                int(ident.rsplit(".j", 1)[1]): count
-                for ident, count in owned.patches.items()
-                if ident.startswith(f"p{i}.d{j}.j")
-            }
-            for start, count in tool_runs.items():
-                run = json_patches[start : start + count]
-                if len(run) < count or not all(_is_tool_patch(p, pointers) for p in run):
-                    raise InputError(
-                        f"{where_def}.jsonPatches[{start}:{start + count}], recorded in "
-                        f"{kubeadm.ANNOTATION} as the tool's, are not all its patches (was the "
-                        "list edited?); restore them or delete the annotation"
-                    )
+            # the tool's patches recorded here (checked above): index of the first -> count
+            tool_runs = owned.patches.get((i, j), {})
             old_before = new_before = 0
             k = 0
             while k < len(json_patches):
@@ -427,7 +395,7 @@ def plan(
                 existing = tool_runs.get(k, 0)
                 current = json_patches[k : k + existing]
                 if existing:
-                    claimed.add(f"p{i}.d{j}.j{k}")
+                    claimed.add((i, j, k))
                 if (follow or []) != current:
                     result.ops += [DeleteItem((*list_path, x)) for x in range(k, k + existing)]
                     if follow:
@@ -459,21 +427,11 @@ def plan(
                     need_secret_name,
                 )
     # tool patches recorded where no patch needs them any more (a changed ClusterClass)
-    for ident, count in owned.patches.items():
-        if ident in claimed:
-            continue
-        i_text, j_text, k_text = (part[1:] for part in ident.split("."))
-        list_path = (
-            *base,
-            "spec",
-            "patches",
-            int(i_text),
-            "definitions",
-            int(j_text),
-            "jsonPatches",
-        )
-        start = int(k_text)
-        result.ops += [DeleteItem((*list_path, x)) for x in range(start, start + count)]
+    for (i, j), runs in owned.patches.items():
+        list_path = (*base, "spec", "patches", i, "definitions", j, "jsonPatches")
+        for start, count in runs.items():
+            if (i, j, start) not in claimed:
+                result.ops += [DeleteItem((*list_path, x)) for x in range(start, start + count)]
     if result.changed_commands or any("=commands:" in e for e in entries):
         result.commands = len(wanted_commands)
     if secret is not None and entries:
@@ -506,7 +464,7 @@ def _extend_literal(
     path: Path,
     list_name: str,
     where: str,
-    owned: _Owned,
+    owned: Owned,
     old_ident: str,
     ident: str,
     wanted_files: list[dict[str, Any]],
@@ -519,6 +477,7 @@ def _extend_literal(
 ) -> None:
     """A patch whose literal ``value`` is the whole list: the tool's entries go into it."""
     value = json_patch.get("value")
+    kubeadm.as_list(value, f"{where}.value")  # a list or null, before it is looked at
     ours = [*owned.files.get(old_ident, []), *(str(f["path"]) for f in wanted_files)]
     if _is_windows(json_patch, list_name, f"the ClusterClass patch at {where}", ours):
         return  # a Windows list written out in full: left as it is
