@@ -6,7 +6,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterable, Sequence
 
-from proxy_postrender.noproxy import advice, clients, presets, scope, syntax
+from proxy_postrender.noproxy import advice, clients, presets, scope, size, syntax
 from proxy_postrender.noproxy.clients import Destination
 from proxy_postrender.noproxy.scope import ClusterNetwork, NoProxyConfig
 from proxy_postrender.noproxy.syntax import Sourced
@@ -39,10 +39,15 @@ def scopes(
     for label, nets in [("workloads", ()), *((net.label, (net,)) for net in clusters)]:
         entries = scope.build(config, nets)
         notes: tuple[str, ...] = ()
+        left_out: tuple[str, ...] = ()
         if not nets and presets.SERVICES in config.presets:
-            entries, note = presets.resolve_services(entries, services)
-            notes = (note,)
-        warnings = advice.for_list(entries, config, nets)
+            resolved = presets.resolve_services(entries, services)
+            entries, notes, left_out = list(resolved.entries), (resolved.cost,), resolved.left_out
+        warnings = [*advice.for_list(entries, config, nets), *left_out]
+        about = f"the nodes of {label}" if nets else "the workloads"
+        large = size.large(syntax.join(item.entry for item in entries), about)
+        if large is not None:
+            warnings.append(large)
         notes += tuple(advice.unportable(entries))
         result.append(Scope(label, tuple(nets), tuple(entries), tuple(warnings), notes))
     return result
