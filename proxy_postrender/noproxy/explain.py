@@ -86,7 +86,7 @@ def note(entry: syntax.NoProxyEntry) -> str:
     if entry.kind == "cidr" and ":" in entry.text:
         return _KIND_NOTES["cidr6"]
     if entry.kind == "cidr":
-        java = "" if advice.java_reads(entry) else "; Java too (not on an octet boundary)"
+        java = "" if advice.java_reads(entry) else "; Java too (it has no form for a network)"
         return _KIND_NOTES["cidr4"] + java
     return _KIND_NOTES.get(entry.kind, "")
 
@@ -232,7 +232,8 @@ def check_table(value: str, rows: Sequence[CheckRow], scope_label: str | None) -
         lines += [f"  {line}" for line in proxied]
         lines.append(
             f"  (spec.noProxyPresets: [..., {presets.SERVICES}] adds NAME and NAME.NAMESPACE "
-            "of the Services of the render)"
+            "of the Services of the render whose last label holds a digit or a hyphen: "
+            "one of letters only may be a public top-level domain)"
         )
     titles = {**clients.TITLES, **clients.EXTRA_TITLES}
     lines += ["", "clients: " + ", ".join(f"{c} = {titles[c]}" for c in columns)]
