@@ -4,6 +4,7 @@ NO_PROXY stays well below the kernel's limit for one environment string."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -11,6 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.helpers import run_cli
 
@@ -204,3 +207,37 @@ def test_a_profile_whose_no_proxy_is_too_large_is_a_profile_error(tmp_path: Path
     proc = run_cli([profile], DEPLOYMENT.encode())
     assert proc.returncode == 2, proc.stderr
     assert b"NO_PROXY of the workloads would be" in proc.stderr
+
+
+_NAME_TEXT = st.text(alphabet="az09-.*/:[]%_ \x1b\tAZé", min_size=0, max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=_NAME_TEXT, namespace=_NAME_TEXT)
+def test_any_service_name_is_refused_or_written_only_in_a_safe_form(
+    name: str, namespace: str
+) -> None:
+    """Whatever a Service is called, the preset either refuses its document or writes
+    only NAME / NAME.NAMESPACE whose last label holds a digit or a hyphen."""
+    from proxy_postrender.errors import InputError
+    from proxy_postrender.noproxy import clients, discovery, presets, scope, services
+    from proxy_postrender.noproxy.scope import NoProxyConfig
+    from proxy_postrender.yamltext import stream
+
+    doc = f"apiVersion: v1\nkind: Service\nmetadata:\n  name: {json.dumps(name)}\n"
+    doc += f"  namespace: {json.dumps(namespace)}\n"
+    try:
+        found = discovery.discover_services(stream.split(doc))
+    except InputError as exc:
+        assert exc.context is not None and exc.context.index == 1
+        assert services.name_problem(name) or services.namespace_problem(namespace)
+        return
+    entries = scope.build(NoProxyConfig(presets=("loopback", "kubernetes", "services")))
+    resolved = presets.resolve_services(entries, [(s.namespace, s.name) for s in found])
+    added = [item.entry.text for item in resolved.entries[len(entries) :]]
+    assert set(added) <= {name, f"{name}.{namespace}"}
+    assert all(not services.may_be_top_level(entry.rsplit(".", 1)[-1]) for entry in added)
+    value = ",".join(item.entry.text for item in resolved.entries)
+    for host in ("example.com", "10.1.2.3", "x.example.org"):
+        dest = clients.parse_destination(host)
+        assert not any(clients.decide_all(value, dest).values()), (value, host)
