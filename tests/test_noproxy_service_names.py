@@ -241,3 +241,20 @@ def test_any_service_name_is_refused_or_written_only_in_a_safe_form(
     for host in ("example.com", "10.1.2.3", "x.example.org"):
         dest = clients.parse_destination(host)
         assert not any(clients.decide_all(value, dest).values()), (value, host)
+
+
+def test_a_node_no_proxy_too_large_is_an_error_naming_the_object(tmp_path: Path) -> None:
+    """The nodes' NO_PROXY is bounded alike: a Cluster of the stream with thousands of
+    pod CIDRs would give kubelet and containerd an environment no process starts with."""
+    blocks = ", ".join(f'"10.{i // 256}.{i % 256}.0/24"' for i in range(3000))
+    cluster = (
+        "apiVersion: cluster.x-k8s.io/v1beta1\nkind: Cluster\n"
+        "metadata: {name: big, namespace: team-1}\n"
+        f"spec:\n  clusterNetwork:\n    pods:\n      cidrBlocks: [{blocks}]\n"
+    )
+    profile = _profile(tmp_path, presets="loopback, kubernetes")
+    proc = run_cli([profile], _stream(cluster, WORKER))
+    err = proc.stderr.decode()
+    assert proc.returncode == 1, err
+    assert "document 2 (line 8, KubeadmConfigTemplate team-1/workers)" in err, err
+    assert "NO_PROXY of the nodes of Cluster team-1/big would be" in err, err
