@@ -232,8 +232,8 @@ def check_table(value: str, rows: Sequence[CheckRow], scope_label: str | None) -
         lines += [f"  {line}" for line in proxied]
         lines.append(
             f"  (spec.noProxyPresets: [..., {presets.SERVICES}] adds NAME and NAME.NAMESPACE "
-            "of the Services of the render whose last label holds a digit or a hyphen: "
-            "one of letters only may be a public top-level domain)"
+            "of the Services of the render whose last label cannot be a public top-level "
+            "domain: one with a digit or a hyphen)"
         )
     titles = {**clients.TITLES, **clients.EXTRA_TITLES}
     lines += ["", "clients: " + ", ".join(f"{c} = {titles[c]}" for c in columns)]

@@ -6,9 +6,9 @@ and a namespace as a DNS-1123 label; anything else (``*``, ``0.0.0.0/0``, ``::/0
 a dot, an escape) is refused by :func:`name_problem` and :func:`namespace_problem`.
 
 Even a valid name is not one host to most clients. Go, curl, Python, wget and
-undici read every name entry ``E`` as ``E`` and every name ending in ``.E``; no
-NO_PROXY form names one host alone (proxy-from-env and the JVM do have exact forms,
-which is all the more reason to write names the others read safely). So ``web``
+undici read every name entry ``E`` as ``E`` and every name ending in ``.E`` (and
+the JVM too: pods/java.py writes ``E|*.E`` for it); no NO_PROXY form names one host
+alone for them (proxy-from-env alone matches a name entry exactly). So ``web``
 also sends ``x.web`` direct, and ``web.shop`` every ``x.web.shop``. Those names
 stay in the cluster (a headless Service's pods are ``POD.NAME.NAMESPACE``) unless
 the entry's last label is a top-level domain of public DNS: a Service ``amazonaws``
@@ -91,6 +91,6 @@ def left_out_message(forms_left: tuple[str, ...], label: str) -> str:
     return (
         f"preset services: {names} ({label}) left out of NO_PROXY: Go, curl, Python, wget "
         f"and undici would also send {suffixes} direct, and a last label of letters only "
-        f"may be a public top-level domain; list {names} in spec.noProxy to send "
-        "them direct anyway"
+        f"(or an xn-- A-label) may be a public top-level domain; list {names} in "
+        "spec.noProxy to send them direct anyway"
     )
