@@ -17,11 +17,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from proxy_postrender import TYPE_CHECKING, generated, planners, verify
-from proxy_postrender.errors import DocumentContext, InputError
+from proxy_postrender.errors import DocumentContext, InputError, ProfileError
 from proxy_postrender.nodes import owners
 from proxy_postrender.nodes.kubeadm import NodePlan
-from proxy_postrender.noproxy.environments import Environments, with_services_preset
+from proxy_postrender.noproxy import size
+from proxy_postrender.noproxy.environments import Env, Environments, with_services_preset
 from proxy_postrender.noproxy.presets import SERVICES
+from proxy_postrender.noproxy.services import LEFT_OUT_CODE
 from proxy_postrender.objects import HELM4_FILENAME, annotations_of, is_mapping, walk_objects
 from proxy_postrender.request import Request
 from proxy_postrender.result import Finding, ObjectReport, Outcome, Result
@@ -109,16 +111,9 @@ def run(
         from proxy_postrender.noproxy.discovery import discover_stream  # lazy: start-up time
 
         clusters = discover_stream(segments(), request.pods.namespace)
-    env = request.env
-    if _services_preset(request):
-        from proxy_postrender.noproxy.discovery import discover_services  # lazy: start-up
-
-        assert request.no_proxy is not None
-        services = discover_services(segments(), request.pods.namespace)
-        named = [(service.namespace, service.name) for service in services]
-        env, cost = with_services_preset(env, request.no_proxy, named)
-        result.warnings.append(cost)
-    envs = Environments(env, request.no_proxy, clusters)
+    envs = Environments(
+        request.env, request.no_proxy, clusters, _workloads_env(segments, request, result)
+    )
     kinds = request.targets.kinds
 
     def consume(outcome: Outcome) -> None:
@@ -151,10 +146,41 @@ def run(
     if watch is not None:
         result.findings += [Finding(f.code, f.message, f.context) for f in watch.findings()]
     result.findings += [Finding(gap.code, gap.message) for gap in envs.gaps()]
+    result.findings += [Finding(size.SIZE_CODE, warning) for warning in envs.large.values()]
     error = result.strict_error() if request.strict else None
     if error is not None:
         raise error
     return result
+
+
+def _workloads_env(
+    segments: Callable[[], Iterable[stream.Segment]], request: Request, result: Result
+) -> Env:
+    """The workloads' variables: the profile's, with the ``services`` preset's names of
+    the stream's Services when it is on; a NO_PROXY too large to start a process with
+    is refused, a large one is a warning."""
+    env = request.env
+    cause = ""
+    if _services_preset(request):
+        from proxy_postrender.noproxy.discovery import discover_services  # lazy: start-up
+
+        assert request.no_proxy is not None
+        services = discover_services(segments(), request.pods.namespace)
+        named = [(service.namespace, service.name) for service in services]
+        env, resolved = with_services_preset(env, request.no_proxy, named)
+        result.warnings.append(resolved.cost)
+        result.findings += [Finding(LEFT_OUT_CODE, w) for w in resolved.left_out]
+        cause = f" (the {SERVICES} preset names {len(services)} Services of the stream)"
+    value = dict(env).get("NO_PROXY", dict(env).get("no_proxy", ""))
+    refused = size.too_large(value, "the workloads")
+    if refused is not None:
+        if not cause:
+            raise ProfileError(refused)
+        raise InputError(refused + cause)
+    warning = size.large(value, "the workloads")
+    if warning is not None:
+        result.findings.append(Finding(size.SIZE_CODE, warning + cause))
+    return env
 
 
 def _observe(segment: stream.Segment, index: int, watch: owners.Watch) -> None:

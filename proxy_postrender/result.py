@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 from proxy_postrender.errors import DocumentContext, InputError
 from proxy_postrender.nodes import owners
-from proxy_postrender.noproxy import coverage
+from proxy_postrender.noproxy import coverage, services, size
 from proxy_postrender.plans import Env, Plan, SecretRef
 from proxy_postrender.structs import FrozenStruct, Struct, field
 
@@ -22,7 +22,13 @@ class Code(FrozenStruct):
 
 # Every warning code, in one table: a check that warns adds its codes here.
 CODES: Mapping[str, Code] = {
-    name: Code(name, strict, summary) for name, strict, summary in (*owners.CODES, *coverage.CODES)
+    name: Code(name, strict, summary)
+    for name, strict, summary in (
+        *owners.CODES,
+        *coverage.CODES,
+        *services.CODES,
+        *size.CODES,
+    )
 }
 
 

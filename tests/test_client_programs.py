@@ -223,6 +223,8 @@ JAVA_ENTRIES = [
     "CORP.example",
     "10.1.2.3",
     "10.0.0.0/8,192.168.0.0/16",
+    "0.0.0.0/0",
+    "10.1.2.3/32,fd00::1/128,10.1.2.0/24",
     "fd00::1",
     "[fd00::1]",
     "fd00::/8",
@@ -243,8 +245,14 @@ JAVA_DESTINATIONS = [
     "https://[::1]/",
     "http://127.0.0.9/",
     "http://localhost:8080/",
+    # names that a CIDR written as a prefix pattern (10.*) would send direct
+    "http://10.evil.example/",
+    "http://192.168.evil.example/",
+    "http://10.1.2.evil.example/",
+    "https://example.org/",
 ]
 JAVA_CASES = [(v, d) for v in JAVA_ENTRIES for d in JAVA_DESTINATIONS]
+OLD_CIDR_PATTERNS = ["10.*", "*"]
 
 
 def test_java_model_matches_the_jvm() -> None:
@@ -257,6 +265,8 @@ def test_java_model_matches_the_jvm() -> None:
         hosts = clients.java_non_proxy_hosts(value)
         assert hosts is None or ("\t" not in hosts and "\n" not in hosts)
         lines.append(f"unset\t\t{url}" if hosts is None else f"set\t{hosts}\t{url}")
+    # what the tool wrote for 10.0.0.0/8 and 0.0.0.0/0 before issue 27 (finding 7)
+    lines += [f"set\t{old}\thttp://10.evil.example/" for old in OLD_CIDR_PATTERNS]
     proc = subprocess.run(
         [java, "-Xshare:auto", "-XX:TieredStopAtLevel=1", str(HERE / "javaclient" / "Check.java")],
         input="\n".join(lines) + "\n",
@@ -267,7 +277,13 @@ def test_java_model_matches_the_jvm() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout.split()
-    assert len(out) == len(cases), proc.stderr
+    assert len(out) == len(cases) + len(OLD_CIDR_PATTERNS), proc.stderr
+    # the JVM matches those patterns against names: that is why no CIDR becomes one now
+    assert out[len(cases) :] == ["direct"] * len(OLD_CIDR_PATTERNS)
+    out = out[: len(cases)]
+    answers = dict(zip(cases, out, strict=True))
+    assert answers[("10.0.0.0/8,192.168.0.0/16", "http://10.evil.example/")] == "proxy"
+    assert answers[("0.0.0.0/0", "http://10.evil.example/")] == "proxy"
     wrong = []
     for (value, url), real in zip(cases, out, strict=True):
         model = clients.java_direct(value, clients.parse_destination(url))
@@ -313,6 +329,23 @@ def test_node_models_match_the_real_packages(client: str) -> None:
     assert not wrong, "\n".join(wrong)
 
 
+def test_a_cidr_never_sends_a_name_direct_through_java() -> None:
+    """Issue 27, finding 7: 10.0.0.0/8 was written as 10.*, which the JVM also matches
+    against the name 10.evil.example, and 0.0.0.0/0 as *. A CIDR now becomes no pattern
+    (one of a single address becomes that address); test_java_model_matches_the_jvm
+    checks these very cases against a real JVM."""
+    assert clients.java_non_proxy_hosts("10.0.0.0/8,192.168.0.0/16") is None
+    assert clients.java_non_proxy_hosts("0.0.0.0/0") is None
+    assert clients.java_non_proxy_hosts("10.1.2.3/32,fd00::1/128") == "10.1.2.3|[fd00::1]"
+    for value in ("10.0.0.0/8", "0.0.0.0/0", "10.0.0.0/8,192.168.0.0/16", "10.1.2.0/24"):
+        for url in ("http://10.evil.example/", "http://10.1.2.evil.example/"):
+            assert not clients.java_direct(value, clients.parse_destination(url)), (value, url)
+    for value, url in JAVA_CASES:  # but NO_PROXY's own '*', which means everything
+        dest = clients.parse_destination(url)
+        if value != "*" and "evil" in dest.host:
+            assert not clients.java_direct(value, dest), (value, url)
+
+
 def test_java_model_converts_no_proxy_as_java_tool_options_does() -> None:
     from proxy_postrender.pods.java import java_tool_options
 
@@ -324,8 +357,9 @@ def test_java_model_converts_no_proxy_as_java_tool_options_does() -> None:
 
 
 def test_strict_can_count_the_extra_clients() -> None:
-    """--clients takes the columns beyond the default four: a CIDR that Java (off an
-    octet boundary) and the Node packages ignore is a disagreement once they count."""
+    """--clients takes the columns beyond the default four: a CIDR that Java (which gets
+    no pattern for a network) and the Node packages ignore is a disagreement once they
+    count."""
     from tests.helpers import run_cli
 
     args = ["noproxy", "check", "--no-proxy", "10.0.0.0/12", "--strict", "10.1.2.3"]

@@ -601,7 +601,7 @@ def test_noproxy_explain_names_every_source() -> None:
     assert "preset aws (AWSCluster of Cluster team-a/alpha)" in rows["fd00:ec2::254"]
     assert "wget ignores it" in rows["10.96.0.0/12"]
     assert "warning: .svc matches" in text
-    assert "note: CIDRs cannot be made portable: wget, undici and proxy-from-env" in text
+    assert "note: CIDRs cannot be made portable: wget, Java, undici and proxy-from-env" in text
     assert "[fd00:ec2::254]" in rows and "portable style" in rows["[fd00:ec2::254]"]
     assert set(rows) == set(_exported("alpha-control-plane").split(","))
 
@@ -778,10 +778,15 @@ def test_cidrs_are_a_note_once_per_list_and_name_the_clients_that_ignore_them() 
         for raw in ("10.0.0.0/8", "10.96.0.0/12", "fd00::/8", "a.example")
     ]
     assert advice.unportable(items) == [
-        "CIDRs cannot be made portable: wget, undici and proxy-from-env (Node.js) ignore "
-        "10.0.0.0/8, 10.96.0.0/12 (Java also 10.96.0.0/12): they reach those addresses "
-        "through the proxy unless the address itself is listed (host names are read alike)"
+        "CIDRs cannot be made portable: wget, Java, undici and proxy-from-env (Node.js) "
+        "ignore 10.0.0.0/8, 10.96.0.0/12: they reach those addresses through the proxy "
+        "unless the address itself is listed (host names are read alike)"
     ]
+    single = [*items, syntax.Sourced(syntax.parse_entry("10.1.2.3/32"), ("spec.noProxy",))]
+    assert (
+        "(Java also 10.0.0.0/8, 10.96.0.0/12: the JVM has no form for a network)"
+        in (advice.unportable(single)[0])
+    )
     assert advice.unportable(items[2:]) == []  # IPv6 CIDRs are a warning of for_list
     wildcard = [*items, syntax.Sourced(syntax.parse_entry("*"), ("spec.noProxy",))]
     assert advice.unportable(wildcard) == []  # '*': nothing goes through the proxy
@@ -797,10 +802,10 @@ def test_report_and_krm_give_the_cidr_note_as_a_note_not_a_warning() -> None:
     lines = report.stderr.decode().splitlines()
     notes = [line for line in lines if "cannot be made portable" in line]
     assert notes == [
-        "  note NO_PROXY (workloads): CIDRs cannot be made portable: wget, undici and "
-        "proxy-from-env (Node.js) ignore 10.0.0.0/8, 10.244.0.0/16, 10.96.0.0/12 (Java also "
-        "10.96.0.0/12): they reach those addresses through the proxy unless the address "
-        "itself is listed (host names are read alike)"
+        "  note NO_PROXY (workloads): CIDRs cannot be made portable: wget, Java, undici and "
+        "proxy-from-env (Node.js) ignore 10.0.0.0/8, 10.244.0.0/16, 10.96.0.0/12: they reach "
+        "those addresses through the proxy unless the address itself is listed (host names "
+        "are read alike)"
     ]
     names_only = run_cli(
         ["--http-proxy", "http://p:1", "--no-proxy", "a.example", "--report"],

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from proxy_postrender.noproxy import discovery, explain, presets, scope
+from proxy_postrender.noproxy import clients, discovery, explain, presets, scope
 from proxy_postrender.noproxy.scope import NoProxyConfig
 from proxy_postrender.yamltext import stream
 from tests.helpers import GOLDEN, run_cli
@@ -112,18 +112,82 @@ def test_fix_for_a_svc_name_is_the_suffix() -> None:
     assert explain.fix_for("localhost", clients.parse_destination("web:80")) == "web"
 
 
+# Services whose last labels cannot be top-level domains (a digit or a hyphen in each)
+SAFE_STREAM = b"""\
+apiVersion: v1
+kind: Service
+metadata: {name: web-front, namespace: shop-1}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: cache-0}
+---
+apiVersion: v1
+kind: List
+items:
+- {apiVersion: v1, kind: Service, metadata: {name: db2, namespace: data-tier}}
+"""
+
+
+def _found(text: bytes) -> list[tuple[str, str]]:
+    return [(s.namespace, s.name) for s in discovery.discover_services(stream.split(text.decode()))]
+
+
 def test_the_preset_adds_exactly_the_names_of_the_services() -> None:
     config = NoProxyConfig(presets=("loopback", "kubernetes", "services"))
     entries = scope.build(config)
-    found = [(s.namespace, s.name) for s in _services()]
-    after, note = presets.resolve_services(entries, found)
+    resolved = presets.resolve_services(entries, _found(SAFE_STREAM))
+    after = resolved.entries
     added = [item.entry.text for item in after[len(entries) :]]
-    assert added == ["web", "web.shop", "cache", "db", "db.data"]
+    assert added == ["web-front", "web-front.shop-1", "cache-0", "db2", "db2.data-tier"]
     assert all(i.sources == ("preset services (Services of the render)",) for i in after[-5:])
+    assert resolved.left_out == ()
     value = ",".join(item.entry.text for item in entries)
-    size = len(",web,web.shop,cache,db,db.data")
-    assert presets.added_cost(value, value + ",web,web.shop,cache,db,db.data") == (5, size)
-    assert f"3 Service(s) of the render added 5 entries, {size} bytes" in note
+    tail = ",web-front,web-front.shop-1,cache-0,db2,db2.data-tier"
+    assert presets.added_cost(value, value + tail) == (5, len(tail))
+    assert f"3 Service(s) of the render added 5 entries, {len(tail)} bytes" in resolved.cost
+
+
+def test_a_name_whose_last_label_may_be_a_top_level_domain_is_left_out() -> None:
+    """Issue 27, finding 2: every client but proxy-from-env and Java reads an entry as
+    the name and every name below it, so a Service ``amazonaws`` in namespace ``com``
+    would send all of *.amazonaws.com direct, and a Service ``com`` all of *.com. A
+    last label of letters only may be a public top-level domain: left out, with a
+    warning; a last label with a digit or a hyphen never is one."""
+    config = NoProxyConfig(presets=("loopback", "kubernetes", "services"))
+    entries = scope.build(config)
+    services = [("com", "amazonaws"), ("kube-system", "com"), ("", "xn--p1ai"), ("io", "a-1")]
+    resolved = presets.resolve_services(entries, services)
+    added = [item.entry.text for item in resolved.entries[len(entries) :]]
+    assert added == ["com.kube-system", "a-1"]
+    value = ",".join(item.entry.text for item in resolved.entries)
+    for host in ("s3.amazonaws.com", "amazonaws.com", "evil.com", "x.xn--p1ai", "x.a-1.io"):
+        dest = clients.parse_destination(f"https://{host}/")
+        assert not any(clients.decide_all(value, dest).values()), host
+    left = "\n".join(resolved.left_out)
+    assert "amazonaws, amazonaws.com (Service com/amazonaws) left out" in left
+    assert "*.amazonaws, *.amazonaws.com direct" in left
+    assert "com (Service kube-system/com) left out" in left
+    assert "a-1.io (Service io/a-1)" in left
+    # a form the list already holds is not lost: the kubernetes preset lists these
+    kept = presets.resolve_services(entries, [("default", "kubernetes")])
+    assert kept.left_out == ()
+
+
+def test_the_stream_names_nothing_the_preset_would_widen(tmp_path: Path) -> None:
+    """The shared STREAM's names are all letters: the preset writes none of them, and
+    --strict makes the warning an error."""
+    profile = _profile(tmp_path, "loopback, kubernetes, services")
+    proc = run_cli(["noproxy", profile, "--stream", "-"], STREAM)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.decode().strip().endswith(",.cluster.local")
+    render = run_cli([profile, "--report"], STREAM)
+    assert render.returncode == 0, render.stderr
+    assert b"web, web.shop (Service shop/web) left out" in render.stderr
+    assert b"[noproxy/service-name]" in render.stderr
+    strict = run_cli([profile, "--strict"], STREAM)
+    assert strict.returncode == 1
+    assert b"[noproxy/service-name; --strict]" in strict.stderr
 
 
 def test_the_preset_is_off_by_default(tmp_path: Path) -> None:
@@ -135,13 +199,21 @@ def test_the_preset_is_off_by_default(tmp_path: Path) -> None:
 
 def test_noproxy_with_the_preset_states_its_cost(tmp_path: Path) -> None:
     profile = _profile(tmp_path, "loopback, kubernetes, services")
-    proc = run_cli(["noproxy", profile, "--stream", "-"], STREAM)
+    proc = run_cli(["noproxy", profile, "--stream", "-"], SAFE_STREAM)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.decode().strip().endswith(".cluster.local,web,web.shop,cache,db,db.data")
-    explained = run_cli(["noproxy", profile, "--explain", "--stream", "-"], STREAM)
+    tail = ",web-front,web-front.shop-1,cache-0,db2,db2.data-tier"
+    assert proc.stdout.decode().strip().endswith(".cluster.local" + tail)
+    explained = run_cli(["noproxy", profile, "--explain", "--stream", "-"], SAFE_STREAM)
     text = explained.stdout.decode()
-    assert "note: preset services: 3 Service(s) of the render added 5 entries, 30 bytes" in text
-    assert "(60 bytes of environment with no_proxy)" in text
+    size = len(tail)
+    assert f"note: preset services: 3 Service(s) of the render added 5 entries, {size} bytes" in (
+        text
+    )
+    assert f"({2 * size} bytes of environment with no_proxy)" in text
+    left = run_cli(["noproxy", profile, "--explain", "--stream", "-"], STREAM)
+    assert "warning: preset services: web, web.shop (Service shop/web) left out" in (
+        left.stdout.decode()
+    )
 
 
 def test_a_profile_naming_the_preset_loads_without_a_stream(tmp_path: Path) -> None:
@@ -159,8 +231,10 @@ def test_a_render_with_the_preset_gets_the_names_and_reports_the_cost() -> None:
     no_proxy = re.search(rb'name: NO_PROXY\n\s+value: "?([^"\n]+)', proc.stdout)
     assert no_proxy is not None
     entries = no_proxy.group(1).decode().split(",")
-    assert entries[-4:] == ["web", "web.shop", "cache", "cache.data"]
-    assert b"preset services: 2 Service(s) of the render added 4 entries" in proc.stderr
+    assert entries[-2:] == ["web-front", "cache.data-tier"]
+    assert "web-front.shop" not in entries and "cache" not in entries
+    assert b"preset services: 2 Service(s) of the render added 2 entries" in proc.stderr
+    assert b"web-front.shop (Service shop/web-front) left out" in proc.stderr
 
 
 def test_without_the_preset_the_stream_is_read_once() -> None:

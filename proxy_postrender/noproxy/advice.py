@@ -134,10 +134,10 @@ def _exact_for_node(mine: Sequence[Sourced], entries: Sequence[Sourced]) -> list
 
 
 def java_reads(entry: syntax.NoProxyEntry) -> bool:
-    """Whether the JVM's http.nonProxyHosts has a form for a CIDR entry (an IPv4 prefix on
-    an octet boundary, as pods/java.py writes it)."""
-    network = ipaddress.ip_network(entry.text, strict=False)
-    return network.version == 4 and network.prefixlen % 8 == 0
+    """Whether the JVM's http.nonProxyHosts has a form for a CIDR entry: only for one of
+    a single address (``/32``), written as that address. A pattern such as ``10.*`` would
+    match names too (``10.evil.example``), so pods/java.py writes none."""
+    return ipaddress.ip_network(entry.text, strict=False).num_addresses == 1
 
 
 def unportable(entries: Sequence[Sourced]) -> list[str]:
@@ -147,10 +147,14 @@ def unportable(entries: Sequence[Sourced]) -> list[str]:
     if not cidrs or any(item.entry.kind == "wildcard" for item in entries):
         return []
     java = [entry.text for entry in cidrs if not java_reads(entry)]
+    clients = "wget, undici and proxy-from-env (Node.js)"
+    also = f" (Java also {', '.join(java)}: the JVM has no form for a network)" if java else ""
+    if len(java) == len(cidrs):  # the usual case: no CIDR of a single address
+        clients, also = "wget, Java, undici and proxy-from-env (Node.js)", ""
     return [
-        "CIDRs cannot be made portable: wget, undici and proxy-from-env (Node.js) ignore "
+        f"CIDRs cannot be made portable: {clients} ignore "
         + ", ".join(entry.text for entry in cidrs)
-        + (f" (Java also {', '.join(java)})" if java else "")
+        + also
         + ": they reach those addresses through the proxy unless the address itself is "
         "listed (host names are read alike)"
     ]

@@ -291,10 +291,13 @@ JAVA_DEFAULT_NON_PROXY = "localhost|127.*|[::1]|0.0.0.0|[::0]"  # NonProxyInfo.d
 def java_non_proxy_hosts(no_proxy: str) -> str | None:
     """The ``http.nonProxyHosts`` for this NO_PROXY (None: none), as the JVM reads it
     (pods/java.py writes it): ``.d`` becomes ``*.d``, a name ``d`` becomes ``d|*.d``,
-    an IPv6 address goes in brackets (the JVM compares ``[fd00::1]``), an IPv4 CIDR
-    on an octet boundary becomes its prefix with ``*`` (``10.244.*``), ``*`` replaces
-    everything. Left out, as the JVM has no form for them: other CIDRs, IPv6 CIDRs,
-    entries with a port."""
+    an IPv6 address goes in brackets (the JVM compares ``[fd00::1]``), ``*`` replaces
+    everything. Left out, as the JVM has no form for them: CIDRs (but one of a single
+    address, written as that address) and entries with a port.
+
+    A CIDR never becomes a pattern: the JVM compares the host's text, so ``10.*``
+    (for ``10.0.0.0/8``) would also send the name ``10.evil.example`` direct, and
+    ``*`` (for ``0.0.0.0/0``) everything."""
     patterns: list[str] = []
     for raw in no_proxy.split(","):
         entry = raw.strip()
@@ -315,10 +318,10 @@ def _java_pattern(entry: str) -> list[str]:
             net = ipaddress.ip_network(entry, strict=False)
         except ValueError:
             return []
-        if net.version != 4 or net.prefixlen % 8:
-            return []
-        octets = str(net.network_address).split(".")[: net.prefixlen // 8]
-        return [".".join(octets) + (".*" if len(octets) < 4 else "")] if octets else ["*"]
+        if net.num_addresses != 1:
+            return []  # a pattern would match names too (10.* matches 10.evil.example)
+        address = str(net.network_address)
+        return [f"[{address}]" if net.version == 6 else address]
     if entry.startswith("["):
         return [entry] if entry.endswith("]") else []  # "[v6]:port": no port form
     if entry.count(":") == 1:

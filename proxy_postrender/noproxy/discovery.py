@@ -33,11 +33,12 @@ from proxy_postrender import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
-from proxy_postrender.errors import DocumentContext, InputError
+from proxy_postrender.errors import DocumentContext, InputError, UsageError
 from proxy_postrender.noproxy import presets, syntax
+from proxy_postrender.noproxy import services as service_rules
 from proxy_postrender.noproxy.scope import ClusterNetwork
 from proxy_postrender.objects import HELM4_FILENAME, LIST_KINDS, api_group, dig, walk_objects
-from proxy_postrender.structs import FrozenStruct, Struct, field
+from proxy_postrender.structs import FrozenStruct, Struct, field, replace
 from proxy_postrender.yamltext.read import MAX_PARSED_BYTES, load_documents
 
 if TYPE_CHECKING:
@@ -404,16 +405,38 @@ class ServiceRef(FrozenStruct):
     port: int | None = None  # its first port, when it names one
 
 
-def _service(obj: Mapping[str, Any], namespace: str) -> ServiceRef | None:
+def _service(obj: Mapping[str, Any], namespace: str, context: DocumentContext) -> ServiceRef | None:
+    """The Service ``obj`` is (None: it is not a core Service, or it is nameless or named
+    by a template variable still to be expanded); a name or namespace that no Service can
+    have is an InputError naming the document: names become NO_PROXY entries."""
     if obj.get("kind") != "Service" or obj.get("apiVersion") != "v1":
         return None
-    namespace, name, _ = _meta(obj, namespace)
-    if not name or _VARIABLE.search(name) or _VARIABLE.search(namespace):
+    metadata = obj.get("metadata")
+    metadata = metadata if isinstance(metadata, Mapping) else {}
+    name = metadata.get("name")
+    own = metadata.get("namespace")
+    if name is None or name == "":
         return None
+    if any(isinstance(v, str) and _VARIABLE.search(v) for v in (name, own)):
+        return None
+    problem = service_rules.name_problem(name)
+    if problem is None and own is not None and own != "":
+        problem = service_rules.namespace_problem(own)
+    if problem is not None:
+        # the error names the document on one line: its name and namespace escaped
+        shown = replace(context, name=_escaped(context.name), namespace=_escaped(context.namespace))
+        raise InputError(problem, shown)
     ports = dig(obj, "spec", "ports")
     first = dig(ports[0], "port") if isinstance(ports, list) and ports else None
     port = first if isinstance(first, int) and not isinstance(first, bool) else None
-    return ServiceRef(namespace, name, port)
+    return ServiceRef(str(own or namespace), str(name), port)
+
+
+def _escaped(text: str | None) -> str | None:
+    """``text`` with what a terminal would act on (control characters) escaped."""
+    if text is None or text.isprintable():
+        return text
+    return text.encode("unicode_escape").decode("ascii")
 
 
 def discover_services(
@@ -421,10 +444,18 @@ def discover_services(
 ) -> tuple[ServiceRef, ...]:
     """The core Services of a stream, in stream order, each once (for the ``services``
     preset and ``noproxy check``); only documents whose kind may be a Service are parsed.
-    ``namespace`` is that of the documents without one (--namespace)."""
+    ``namespace`` is that of the documents without one (--namespace). A name or a
+    namespace no Service can have is an InputError naming its document."""
+    default = namespace or ""
+    if default and service_rules.namespace_problem(default) is not None:
+        raise UsageError(f"--namespace: {service_rules.namespace_problem(default)}")
     found: dict[tuple[str, str], ServiceRef] = {}
+    index = 0
     for segment in segments:
-        if "Service" not in segment.text or not segment.has_content():
+        content = segment.has_content()
+        # documents as the engine counts them, so errors name the same one
+        index += int(content or segment.text.startswith("---"))
+        if "Service" not in segment.text or not content:
             continue
         if len(segment.text) > MAX_PARSED_BYTES:
             continue
@@ -433,7 +464,7 @@ def discover_services(
             continue
         for doc in load_documents(segment.text) or []:
             for _, obj in walk_objects(doc):
-                service = _service(obj, namespace or "")
+                service = _service(obj, default, _context(segment, index, obj))
                 if service is not None:
                     found.setdefault((service.namespace, service.name), service)
     return tuple(found.values())

@@ -15,7 +15,8 @@ from proxy_postrender import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
-from proxy_postrender.noproxy import advice, coverage, presets, scope, syntax
+from proxy_postrender.errors import InputError
+from proxy_postrender.noproxy import advice, coverage, presets, scope, size, syntax
 from proxy_postrender.noproxy.scope import ClusterNetwork, NoProxyConfig
 from proxy_postrender.structs import FrozenStruct
 
@@ -49,29 +50,41 @@ def with_no_proxy(env: Env, value: str) -> Env:
 
 def with_services_preset(
     env: Env, config: NoProxyConfig, services: Sequence[tuple[str, str]]
-) -> tuple[Env, str]:
+) -> tuple[Env, presets.Resolved]:
     """The workloads' variables with the ``services`` preset resolved for the render's
-    ``services`` (namespace, name), and the line that states what it cost."""
-    entries, note = presets.resolve_services(scope.build(config), services)
-    return with_no_proxy(env, syntax.join(item.entry for item in entries)), note
+    ``services`` (namespace, name), and what the preset did (its cost, what it left out)."""
+    resolved = presets.resolve_services(scope.build(config), services)
+    return with_no_proxy(env, syntax.join(item.entry for item in resolved.entries)), resolved
 
 
 class Environments:
-    """The variables of each scope of one run: ``env`` (the workloads'), with the NO_PROXY
-    of each cluster's nodes made from ``config`` and the clusters in ``index``."""
+    """The variables of each scope of one run: ``env`` (the profile's), with the NO_PROXY
+    of each cluster's nodes made from ``config`` and the clusters in ``index``;
+    ``workloads`` is the workloads' (``env`` with the ``services`` preset's names, which
+    nodes never get: they do not resolve Service names)."""
 
-    def __init__(self, env: Env, config: NoProxyConfig | None, index: ClusterIndex | None) -> None:
+    def __init__(
+        self,
+        env: Env,
+        config: NoProxyConfig | None,
+        index: ClusterIndex | None,
+        workloads: Env | None = None,
+    ) -> None:
         self.env = env
         self.config = config
         self.index = index
-        self._workloads = ObjectEnv(env)
+        self.workloads_env = env if workloads is None else workloads
+        self._workloads = ObjectEnv(self.workloads_env)
+        self._plain = ObjectEnv(env)  # the nodes' when no Cluster is looked for
         self._cache: dict[tuple[ClusterNetwork, ...], Env] = {}
         # warnings about each NO_PROXY written: "workloads" or the clusters' labels
         self.warnings: dict[str, list[str]] = {}
         self.notes: dict[str, list[str]] = {}  # what no style can make portable, per scope
         # what each NO_PROXY given to an object sends through the proxy (coverage.check)
         self._gaps: dict[str, list[coverage.Gap]] = {}
+        self.large: dict[str, str] = {}  # the warning about each large NO_PROXY, per scope
         self._workloads_used = False
+        self._plain_used = False  # nodes got ``env`` (no Cluster looked for)
         if config is not None and env:
             entries = scope.build(config)
             self.warnings[WORKLOADS] = advice.for_list(entries, config)
@@ -83,19 +96,31 @@ class Environments:
         found: list[coverage.Gap] = []
         if not any(name.upper() in _PROXIES for name, _ in self.env):
             return found  # nothing goes through a proxy
-        if self._workloads_used and self.config is not None:
-            value = _no_proxy(self.env)
-            gaps = coverage.check(value, [self.config.cluster], workloads=True)
+        config = self.config
+        workloads = _no_proxy(self.workloads_env)
+        plain = _no_proxy(self.env)
+        if config is not None and (
+            self._workloads_used or (self._plain_used and plain == workloads)
+        ):
+            gaps = coverage.check(workloads, [config.cluster], workloads=True)
             found += _about("the workloads", gaps)
+        if config is not None and self._plain_used and plain != workloads:
+            # the nodes' list lacks the Service names: checked as the workloads' list is
+            gaps = coverage.check(plain, [config.cluster], workloads=True)
+            said = {gap.code for gap in found}
+            found += _about("the nodes", [gap for gap in gaps if gap.code not in said])
         for label, gaps in self._gaps.items():
             found += _about(label, gaps)
         return found
 
     def for_object(self, obj: Mapping[str, Any], where: str) -> ObjectEnv:
         """The variables of ``obj`` in scope ``where`` (WORKLOADS or NODES)."""
-        if where == WORKLOADS or self.config is None or self.index is None or not self.env:
+        if where == WORKLOADS or self.config is None or not self.env:
             self._workloads_used = True
             return self._workloads
+        if self.index is None:
+            self._plain_used = True
+            return self._plain
         networks, how = self.index.networks_for(obj)
         key = tuple(dict.fromkeys(networks))
         if key not in self._cache:
@@ -106,18 +131,28 @@ class Environments:
         config = self.config
         assert config is not None
         entries = scope.build(config, networks)
+        label = "nodes of " + ", ".join(net.label for net in networks)
         if networks:
-            label = "nodes of " + ", ".join(net.label for net in networks)
             self.warnings[label] = advice.for_list(entries, config, networks)
             self.notes[label] = advice.unportable(entries)
         value = syntax.join(item.entry for item in entries)
+        about = "the " + label if networks else "the nodes matched to no Cluster"
+        self._check_size(value, about)
         if networks:
             gaps = coverage.check(value, networks, workloads=False)
-            self._gaps["the " + label] = gaps
         else:  # the profile's spec.cluster, else kubeadm's default service CIDR
             gaps = coverage.check(value, [config.cluster], workloads=False, assume_default=True)
-            self._gaps["the nodes matched to no Cluster"] = gaps
+        self._gaps[about] = gaps
         return value
+
+    def _check_size(self, value: str, about: str) -> None:
+        """Refuse a NO_PROXY no process could start with; note a large one."""
+        refused = size.too_large(value, about)
+        if refused is not None:
+            raise InputError(refused)
+        warning = size.large(value, about)
+        if warning is not None:
+            self.large[about] = warning
 
 
 def _no_proxy(env: Env) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterable, Sequence
 
-from proxy_postrender.noproxy import advice, clients, presets, scope, syntax
+from proxy_postrender.noproxy import advice, clients, presets, scope, size, syntax
 from proxy_postrender.noproxy.clients import Destination
 from proxy_postrender.noproxy.scope import ClusterNetwork, NoProxyConfig
 from proxy_postrender.noproxy.syntax import Sourced
@@ -39,10 +39,15 @@ def scopes(
     for label, nets in [("workloads", ()), *((net.label, (net,)) for net in clusters)]:
         entries = scope.build(config, nets)
         notes: tuple[str, ...] = ()
+        left_out: tuple[str, ...] = ()
         if not nets and presets.SERVICES in config.presets:
-            entries, note = presets.resolve_services(entries, services)
-            notes = (note,)
-        warnings = advice.for_list(entries, config, nets)
+            resolved = presets.resolve_services(entries, services)
+            entries, notes, left_out = list(resolved.entries), (resolved.cost,), resolved.left_out
+        warnings = [*advice.for_list(entries, config, nets), *left_out]
+        about = f"the nodes of {label}" if nets else "the workloads"
+        large = size.large(syntax.join(item.entry for item in entries), about)
+        if large is not None:
+            warnings.append(large)
         notes += tuple(advice.unportable(entries))
         result.append(Scope(label, tuple(nets), tuple(entries), tuple(warnings), notes))
     return result
@@ -81,7 +86,7 @@ def note(entry: syntax.NoProxyEntry) -> str:
     if entry.kind == "cidr" and ":" in entry.text:
         return _KIND_NOTES["cidr6"]
     if entry.kind == "cidr":
-        java = "" if advice.java_reads(entry) else "; Java too (not on an octet boundary)"
+        java = "" if advice.java_reads(entry) else "; Java too (it has no form for a network)"
         return _KIND_NOTES["cidr4"] + java
     return _KIND_NOTES.get(entry.kind, "")
 
@@ -227,7 +232,8 @@ def check_table(value: str, rows: Sequence[CheckRow], scope_label: str | None) -
         lines += [f"  {line}" for line in proxied]
         lines.append(
             f"  (spec.noProxyPresets: [..., {presets.SERVICES}] adds NAME and NAME.NAMESPACE "
-            "of the Services of the render)"
+            "of the Services of the render whose last label cannot be a public top-level "
+            "domain: one with a digit or a hyphen)"
         )
     titles = {**clients.TITLES, **clients.EXTRA_TITLES}
     lines += ["", "clients: " + ", ".join(f"{c} = {titles[c]}" for c in columns)]

@@ -7,9 +7,11 @@ render (:func:`service_names`), so it has no fixed entries; the others are fixed
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
+from proxy_postrender.noproxy import services as services_mod
 from proxy_postrender.noproxy import syntax
+from proxy_postrender.structs import FrozenStruct
 
 DEFAULT_PRESETS: tuple[str, ...] = ("loopback", "kubernetes")
 DEFAULT_DOMAIN = "cluster.local"
@@ -84,16 +86,24 @@ def infrastructure_preset(kind: str | None) -> str | None:
     return INFRASTRUCTURE_PRESETS.get(kind)
 
 
-def service_names(services: Iterable[tuple[str, str]]) -> tuple[str, ...]:
-    """The ``services`` preset's entries for ``(namespace, name)`` pairs: ``name`` and
-    ``name.namespace`` of each (``name`` alone when the namespace is unknown: "").
-    ``name.namespace.svc`` is left out: the ``kubernetes`` preset's ``.svc`` covers it."""
-    result: dict[str, None] = {}
+def service_names(
+    services: Iterable[tuple[str, str]], listed: Collection[str] = ()
+) -> tuple[tuple[str, ...], list[str]]:
+    """The ``services`` preset's entries for ``(namespace, name)`` pairs (each a valid
+    Service name and namespace, or "" for an unknown namespace): ``name`` and
+    ``name.namespace`` of each whose subdomains stay out of public DNS
+    (:func:`proxy_postrender.noproxy.services.is_safe`), and a warning per Service
+    about the forms left out that ``listed`` (the entries already there) lacks."""
+    written: dict[str, None] = {}
+    warnings: dict[str, None] = {}
     for namespace, name in services:
-        result[name] = None
-        if namespace:
-            result[f"{name}.{namespace}"] = None
-    return tuple(result)
+        found = services_mod.forms(namespace, name)
+        written.update((form, None) for form in found if services_mod.is_safe(form))
+        left = tuple(f for f in found if not services_mod.is_safe(f) and f not in listed)
+        if left:
+            label = f"Service {namespace + '/' if namespace else ''}{name}"
+            warnings[services_mod.left_out_message(left, label)] = None
+    return tuple(written), list(warnings)
 
 
 def added_cost(before: str, after: str) -> tuple[int, int]:
@@ -103,29 +113,33 @@ def added_cost(before: str, after: str) -> tuple[int, int]:
     return len(new) - len(old), len(after) - len(before)
 
 
+class Resolved(FrozenStruct):
+    """The workloads' entries with the ``services`` preset resolved, the line that
+    states its cost, and the warnings about the Service names it left out."""
+
+    entries: tuple[syntax.Sourced, ...]
+    cost: str
+    left_out: tuple[str, ...] = ()
+
+
 def resolve_services(
     entries: Sequence[syntax.Sourced], services: Sequence[tuple[str, str]]
-) -> tuple[list[syntax.Sourced], str]:
-    """``entries`` with the ``services`` preset resolved, and the line that states its
-    cost (for --explain and --report)."""
-    after = with_services(entries, services)
+) -> Resolved:
+    """``entries`` with the ``services`` preset resolved for ``services``
+    (``(namespace, name)`` pairs, as found in the render), after everything else."""
+    # a form the list already holds (the kubernetes preset's, the profile's) is not lost
+    names, left_out = service_names(services, {item.entry.text for item in entries})
+    groups: list[tuple[str, Iterable[syntax.NoProxyEntry]]] = [
+        (source, [item.entry]) for item in entries for source in item.sources
+    ]
+    added = [syntax.parse_entry(name) for name in names]
+    after = syntax.merge([*groups, (f"preset {SERVICES} (Services of the render)", added)])
     before_value = syntax.join(item.entry for item in entries)
     value = syntax.join(item.entry for item in after)
     count, size = added_cost(before_value, value)
-    return after, (
+    cost = (
         f"preset {SERVICES}: {len(services)} Service(s) of the render added {count} "
         f"entries, {size} bytes to NO_PROXY ({2 * size} bytes of environment with no_proxy); "
         f"NO_PROXY is now {len(value)} bytes"
     )
-
-
-def with_services(
-    entries: Sequence[syntax.Sourced], services: Iterable[tuple[str, str]]
-) -> list[syntax.Sourced]:
-    """The workloads' ``entries`` with the ``services`` preset resolved for ``services``
-    (``(namespace, name)`` pairs, as found in the render), after everything else."""
-    groups: list[tuple[str, Iterable[syntax.NoProxyEntry]]] = [
-        (source, [item.entry]) for item in entries for source in item.sources
-    ]
-    names = [syntax.parse_entry(name) for name in service_names(services)]
-    return syntax.merge([*groups, (f"preset {SERVICES} (Services of the render)", names)])
+    return Resolved(tuple(after), cost, tuple(left_out))

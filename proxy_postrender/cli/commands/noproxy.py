@@ -65,19 +65,22 @@ def _clusters(config: NoProxyConfig, segments: list[Segment]) -> list[ClusterNet
 
 
 def _services(segments: list[Segment], namespace: str | None = None) -> tuple[ServiceRef, ...]:
-    """The Services of the stream (``namespace``: that of the documents without one)."""
+    """The Services of the stream (``namespace``: that of the documents without one); a
+    name no Service can have is an InputError naming its document."""
     from proxy_postrender.noproxy.discovery import discover_services
 
     return discover_services(segments, namespace) if segments else ()
 
 
-def _service_keys(config: NoProxyConfig, services: tuple[ServiceRef, ...]) -> list[tuple[str, str]]:
-    """The ``(namespace, name)`` of the Services, when the ``services`` preset is on."""
+def _preset_on(config: NoProxyConfig) -> bool:
     from proxy_postrender.noproxy import presets
 
-    if presets.SERVICES not in config.presets:
-        return []
-    return [(s.namespace, s.name) for s in services]
+    return presets.SERVICES in config.presets
+
+
+def _service_keys(config: NoProxyConfig, services: tuple[ServiceRef, ...]) -> list[tuple[str, str]]:
+    """The ``(namespace, name)`` of the Services, when the ``services`` preset is on."""
+    return [(s.namespace, s.name) for s in services] if _preset_on(config) else []
 
 
 def implied_stream() -> str | None:
@@ -146,7 +149,8 @@ def noproxy_command(
         )
         source = stream_source if stream_source is not None else implied_stream()
         segments = _segments(source)
-        services = _service_keys(config, _services(segments))
+        # the Services are read only for the preset: nothing else here names them
+        services = _service_keys(config, _services(segments)) if _preset_on(config) else []
         found = explain_mod.scopes(config, _clusters(config, segments), services)
         if cluster is not None:
             try:
