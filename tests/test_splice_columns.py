@@ -311,8 +311,6 @@ def test_a_merge_key_is_left_to_the_full_read(text: str, merge: bool) -> None:
         ("x:\n  - <<: {\n    name: a, image: b}\n", "the last pair"),
         # a flow collection that goes on after the last pair, at the mapping's column
         ("x:\n  - <<: {name: a,\n    image: b\n    }\n", "more of the collection"),
-        # an anchor before the mapping's first key, on its line (the key's anchor)
-        ("x:\n  - &a name: a\n    image: b\n", "does not start its line"),
         # a key after a complex key's value indicator
         ("? k\n: name: a\n", "does not start its line"),
     ],
@@ -336,6 +334,11 @@ def test_the_splicer_declines_what_it_cannot_place(text: str, reason: str) -> No
             "x: &a !t  # c\n\n  # c\n  name: a\n",
             ("x",),
             "x: &a !t  # c\n\n  # c\n  name: a\n  env: v\ny: 2\n",
+        ),
+        (  # the first key's own anchor: where the mapping's entries start
+            "x:\n  - &a name: a\n    image: b\n",
+            ("x", 0),
+            "x:\n  - &a name: a\n    image: b\n    env: v\ny: 2\n",
         ),
         (
             "c:\n- &c\n  <<:\n    image: x\n  name: app\n",

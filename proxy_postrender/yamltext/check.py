@@ -211,10 +211,17 @@ def _plain_keys(text: str, node: MappingNode) -> bool:
     mapping's own column, at the start of its line (the first after the dashes of the
     items it opens): what :meth:`_Layouts.holds` counts and the edits' columns come from.
     Not so: a complex key (``? name``), a quoted or flow one, or a key of a mapping
-    merged in (a merge key is looked for in the text too: see ``_MERGE_KEY``)."""
-    col = splice.entry_column(text, node)
+    merged in (a document with a merge key is not proved: see ``_MERGE_KEY``).
+
+    Without a "?" in the text (looked for in C), there is no complex key, and YAML puts
+    every other key of a block mapping at its column (libyaml refuses a key indented
+    otherwise): only the keys' kind and style are looked at then."""
+    placed = "?" in text  # where the keys are is looked at
+    col = splice.entry_column(text, node) if placed else 0
     for key, _ in node.value:
-        if not isinstance(key, ScalarNode) or key.style or not splice.own_key(text, node, key, col):
+        if not isinstance(key, ScalarNode) or key.style:
+            return False
+        if placed and not splice.own_key(text, node, key, col):
             return False
     return True
 

@@ -114,24 +114,23 @@ def mapping_entry(node: Node, key: str) -> tuple[Node, Node]:
 def starts_line(text: str, pos: int, dashes: bool = False) -> bool:
     """Whether only spaces come before ``pos`` on its line (``dashes``: or the ``- ``
     of the block sequence items that open there)."""
-    begin = line_start(text, pos)
-    if begin == pos:
+    begin = text.rfind("\n", 0, pos) + 1
+    if text.count(" ", begin, pos) == pos - begin:  # (in C, nothing copied)
         return True
-    before = text[begin:pos]
-    if dashes:
-        before = before.replace("- ", "  ")
-    return not before.strip(" ")
+    return dashes and not text[begin:pos].replace("- ", "  ").strip(" ")
 
 
 def own_key(text: str, mapping: MappingNode, key: Node, col: int) -> bool:
     """Whether ``key`` is a scalar key written in ``mapping`` itself at column ``col`` (the
     mapping's first token, or the first thing on its line): not the key of a mapping
     merged in, nor one after a ``? ``."""
-    if not isinstance(key, ScalarNode) or not mapping.start <= key.start <= mapping.end:
+    start = key.start
+    if not isinstance(key, ScalarNode) or not mapping.start <= start <= mapping.end:
         return False
-    if column(text, key.start) != col:
+    begin = text.rfind("\n", 0, start) + 1
+    if start - begin != col:
         return False
-    return key.start == mapping.start or starts_line(text, key.start)
+    return start == mapping.start or text.count(" ", begin, start) == col
 
 
 def first_entry(text: str, mapping: MappingNode) -> int:
@@ -175,6 +174,17 @@ def entry_column(text: str, mapping: MappingNode) -> int:
     """The column at which the entries of the block ``mapping`` start their lines (see
     above); Unsupported when that cannot be told (see :func:`first_entry`; no scalar key
     of its own at that column)."""
+    start = mapping.start
+    if mapping.value:
+        first = mapping.value[0][0]
+        if first.start == start and isinstance(first, ScalarNode):
+            # most mappings: the first key node is the first token, after spaces or the
+            # dashes of the items it opens (one call: this runs for every added key)
+            begin = text.rfind("\n", 0, start) + 1
+            if text.count(" ", begin, start) == start - begin or not (
+                text[begin:start].replace("- ", "  ").strip(" ")
+            ):
+                return start - begin
     start = first_entry(text, mapping)
     col = column(text, start)
     first = mapping.value[0][0]
