@@ -35,6 +35,7 @@ from proxy_postrender.profile.request import to_request
 from proxy_postrender.request import Request
 from proxy_postrender.yamltext import check, splice
 from proxy_postrender.yamltext.splice import Edit
+from tests import test_properties
 from tests.golden import Case, load_cases
 
 
@@ -469,10 +470,94 @@ def deployments(draw: st.DrawFn) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _splices(doc: str) -> list[Capture]:
+# Odd shapes around the place a key is added: merge keys (inline and block, first,
+# between, last), complex keys (first, between, last) and block scalars, before and
+# after the insertion point. The splicer must place the new key at the column of the
+# mapping's own keys (or decline); the cheap check declines them all (issue 27,
+# finding 1: both took the column of a merged key, or of the key after "? ").
+_MERGED = st.sampled_from(['x-merged: "1"', "image: busybox", "name: merged", "a: b, c: d"])
+
+
+def _odd_entries(draw: st.DrawFn, pad: str, n: int) -> list[list[str]]:
+    """Up to ``n`` entries of a mapping (lines at its column; ``pad``: one indent): a
+    merge key (at most one), a complex key, a block scalar."""
+    entries: list[list[str]] = []
+    merged = False
+    for _ in range(draw(st.integers(0, n))):
+        shape = draw(st.sampled_from(["merge", "block merge", "complex", "script"]))
+        if shape == "merge" and not merged:
+            entries.append([f"<<: {{{draw(_MERGED)}}}"])
+        elif shape == "block merge" and not merged:
+            entries.append(["<<:", *(f"{pad}{kv}" for kv in draw(_MERGED).split(", "))])
+        elif shape == "complex":
+            entries.append([f"? x-complex{len(entries)}", ": '1'"])
+        else:
+            entries.append([f"note{len(entries)}: |", f"{pad}line a", f"{pad}  line b"])
+        merged = merged or "merge" in shape
+    return entries
+
+
+def _place(draw: st.DrawFn, entries: list[list[str]], extra: list[list[str]]) -> list[list[str]]:
+    """``entries`` with each of ``extra`` put at a drawn place (first and last included)."""
+    for entry in extra:
+        entries.insert(draw(st.integers(0, len(entries))), entry)
+    return entries
+
+
+def _lines_of(entries: list[list[str]], col: int, dash: str = "") -> list[str]:
+    """A block mapping's lines at column ``col``; ``dash``: the first after it, an item."""
+    lines = [" " * col + line for entry in entries for line in entry]
+    if dash:
+        lines[0] = dash + lines[0][len(dash) :]
+    return lines
+
+
+@st.composite
+def odd_deployments(draw: st.DrawFn) -> str:
+    ind = draw(st.sampled_from([2, 4]))
+    offset = draw(st.sampled_from([0, 2]))
+    pad = " " * ind
+    meta: list[list[str]] = [["name: web"]]
+    if draw(st.booleans()):
+        meta.append(["annotations:", f"{pad}note: |", f"{pad * 2}a script", f"{pad * 2}  line"])
+    lines = ["apiVersion: apps/v1", "kind: Deployment", "metadata:"]
+    lines += _lines_of(_place(draw, meta, _odd_entries(draw, pad, 1)), ind)
+    lines += ["spec:", f"{pad}template:", f"{pad * 2}spec:", f"{pad * 3}containers:"]
+    dash = " " * (3 * ind + offset) + "- "
+    col = len(dash)
+    for number in range(draw(st.integers(1, 2))):
+        name = [f"name: c{number}"] if draw(st.booleans()) else ["? name", f": c{number}"]
+        entries = [name, ["image: nginx"]]
+        if draw(st.booleans()):
+            entries.append(["env:", f"{' ' * offset}- name: V0", f"{' ' * offset}  value: x"])
+        if draw(st.booleans()):
+            script = ["- sh", "- -c", "- |", "  set -e", "  exec sleep 1d"]
+            entries.append(["command:", *(" " * offset + line for line in script)])
+        lines += _lines_of(_place(draw, entries, _odd_entries(draw, pad, 2)), col, dash)
+    return "\n".join(lines) + "\n"
+
+
+@st.composite
+def odd_kubeadm_templates(draw: st.DrawFn) -> str:
+    ind = draw(st.sampled_from([2, 4]))
+    pad = " " * ind
+    script = [f"{pad}- |", f"{pad}  set -e", f"{pad}  echo done > /var/log/joined"]
+    entries = [
+        ["joinConfiguration:", f"{pad}nodeRegistration:", f"{pad * 2}name: n"],
+        ["postKubeadmCommands:", *script],
+    ]
+    if draw(st.booleans()):
+        entries.append(["preKubeadmCommands:", f"{pad}- echo first"])
+    lines = ["apiVersion: bootstrap.cluster.x-k8s.io/v1beta1", "kind: KubeadmConfigTemplate"]
+    lines += ["metadata:", f"{pad}name: workers", "spec:", f"{pad}template:", f"{pad * 2}spec:"]
+    lines += _lines_of(_place(draw, entries, _odd_entries(draw, pad, 2)), 3 * ind)
+    return "\n".join(lines) + "\n"
+
+
+def _splices(doc: str, request: Request | None = None) -> list[Capture]:
     with pytest.MonkeyPatch.context() as patch:
         found = _spy(patch)
-        engine.process(doc, Request(env=ENV))
+        engine.process(doc, Request(env=ENV) if request is None else request)
     return found
 
 
@@ -484,6 +569,38 @@ _CHARS = st.sampled_from([" ", "  ", "-", ": ", '"', "'", "#", "\n", "x", "|", "
 def test_cheap_and_full_checks_agree(doc: str, data: st.DataObject) -> None:
     (capture,) = _splices(doc)
     assert full(capture.text, capture) and cheap(capture.text, capture)
+    _mutants_agree(capture, data)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(doc=odd_deployments() | odd_kubeadm_templates(), data=st.data())
+def test_cheap_and_full_checks_agree_around_merge_and_complex_keys(
+    doc: str, data: st.DataObject
+) -> None:
+    """The property above on mappings with merge keys, complex keys and block scalars
+    before and after the place a key is added: the cheap check proves no splice the full
+    re-read refuses (none in a document with a merge key, none that adds to a mapping
+    with a complex key), and the output is the one the full re-read gives, with nothing
+    left to add."""
+    request = test_properties.REQUEST
+    found = _splices(doc, request)
+    for capture in found:
+        proved = cheap(capture.text, capture)
+        accepted = full(capture.text, capture)
+        event(f"splice: full {'accepts' if accepted else 'refuses'}, cheap {proved}")
+        assert accepted or not proved, capture.text
+        assert not proved or "<<" not in doc
+        _mutants_agree(capture, data)
+    out = engine.process(doc, request).text
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(verify.FULL_CHECK, "1")
+        assert engine.process(doc, request).text == out
+    assert engine.process(out, request).text == out  # nothing left to add
+
+
+def _mutants_agree(capture: Capture, data: st.DataObject) -> None:
+    """A mutant of one of ``capture``'s edits, in the output as reported and in the edits:
+    the cheap check proves it only where the full re-read accepts it."""
     edits = [(n, k) for n, (_, es) in enumerate(capture.evidence.trace) for k in range(len(es))]
     n, k = data.draw(st.sampled_from(edits))
     edit = capture.evidence.trace[n][1][k]

@@ -21,11 +21,17 @@ with the inserted text and the touched collections, not with the document:
    scalar is read as the value of a one-line mapping, with the rest of its line.
 4. **Each touched collection holds what the expected data holds there.** Kept entries,
    deleted entries, new keys and their values, new items at their positions, the
-   number of entries (so a key added twice, or next to the same key, is caught).
+   number of entries (so a key added twice, or next to the same key, is caught). Every
+   key of a touched mapping is a plain scalar written at the mapping's own column at
+   the start of its line (``splice.entry_column``): the key nodes counted are the
+   mapping's lines, and the column of its entries is theirs.
 
 What these checks do not cover, they decline (:func:`proved` is False) and the caller
 reads the whole output again: flow collections, null or empty values filled or
-restored, documents with anchors, aliases or tags, ``+`` chomping, no final newline,
+restored, documents with anchors, aliases, tags or merge keys (``<<``: the mapping that
+merges reads the merged pairs first, as key nodes at the merged mapping's places, and
+the ``<<`` entry is no node at all), complex keys (``? name``), quoted keys or any key
+not at its mapping's column in a touched mapping, ``+`` chomping, no final newline,
 several documents in one segment, and any edit of another shape.
 """
 
@@ -66,6 +72,11 @@ _ANCHOR_ALIAS_TAG: Final = (
 )
 # A block scalar header with "+" (keep) chomping: its value takes the blank lines after it.
 _KEEP_CHOMPING: Final = r"[|>][1-9]?\+"
+# A merge key: "<<" as a whole plain scalar (after a line's indentation, a dash, "? ", "{",
+# "[" or a comma), then a colon and a space or the end of the line, or the end of the line
+# (after "? "). The mapping that holds it reads the merged pairs first, as key nodes of
+# its own at the merged mapping's places (a heredoc, "cat <<EOF", is none).
+_MERGE_KEY: Final = r"(?m)(?:^|[ \t{\[,])<<[ \t]*(?::(?:[ \t,\]}]|\r?$)|\r?$|#)"
 # Snippets already read in this run: (text, column) -> its data (_UNREAD: not read).
 _SNIPPETS: Final[dict[tuple[str, int], Any]] = {}
 _MAX_SNIPPETS: Final = 4096
@@ -100,9 +111,11 @@ def _other_breaks(text: str) -> bool:
 
 
 def _odd(text: str) -> bool:
-    """Whether ``text`` may hold an anchor, alias, tag or keep chomping (looked for in C
-    first: most texts hold none of their characters)."""
+    """Whether ``text`` may hold an anchor, alias, tag, keep chomping or a merge key
+    (looked for in C first: most texts hold none of their characters)."""
     if ("&" in text or "*" in text or "!" in text) and re.search(_ANCHOR_ALIAS_TAG, text):
+        return True
+    if "<<" in text and re.search(_MERGE_KEY, text):
         return True
     return "+" in text and re.search(_KEEP_CHOMPING, text) is not None
 
@@ -193,6 +206,26 @@ def _scalar(text: str) -> Any:
     return _UNREAD
 
 
+def _plain_keys(text: str, node: MappingNode) -> bool:
+    """Whether every key of the block mapping ``node`` is a plain scalar written at the
+    mapping's own column, at the start of its line (the first after the dashes of the
+    items it opens): what :meth:`_Layouts.holds` counts and the edits' columns come from.
+    Not so: a complex key (``? name``), a quoted or flow one, or a key of a mapping
+    merged in (a document with a merge key is not proved: see ``_MERGE_KEY``).
+
+    Without a "?" in the text (looked for in C), there is no complex key, and YAML puts
+    every other key of a block mapping at its column (libyaml refuses a key indented
+    otherwise): only the keys' kind and style are looked at then."""
+    placed = "?" in text  # where the keys are is looked at
+    col = splice.entry_column(text, node) if placed else 0
+    for key, _ in node.value:
+        if not isinstance(key, ScalarNode) or key.style:
+            return False
+        if placed and not splice.own_key(text, node, key, col):
+            return False
+    return True
+
+
 class _Change:
     """What the edits do to one block collection: per original index (mapping: per key)
     deleted or replaced, and what goes in before an index (its length: at the end)."""
@@ -250,7 +283,7 @@ class _Layouts:
             if not splice.is_block(coll) or edit.start != edit.end:
                 return False
             if isinstance(coll, MappingNode) and type(op) is AddKey:
-                col = splice.column(text, coll.value[0][0].start)
+                col = splice.entry_column(text, coll)
             elif isinstance(coll, SequenceNode) and type(op) is not AddKey:
                 col = splice.column(text, self._dash(coll.value[0]))
             else:
@@ -348,7 +381,11 @@ class _Layouts:
         have = get(self.expected, path)
         node = change.node
         if isinstance(node, MappingNode):
-            return isinstance(have, dict) and self._mapping(have, node, change)
+            return (
+                isinstance(have, dict)
+                and _plain_keys(self.before, node)
+                and self._mapping(have, node, change)
+            )
         assert isinstance(node, SequenceNode)
         return isinstance(have, list) and self._sequence(have, node, change)
 

@@ -92,12 +92,155 @@ def content_end(node: Node) -> int:
 
 
 def mapping_entry(node: Node, key: str) -> tuple[Node, Node]:
+    """The pair of ``key`` in a mapping: the last one (a mapping merged in with ``<<``
+    comes first in the node, and the mapping's own key, after it, is the one read)."""
     if not isinstance(node, MappingNode):
         raise Unsupported("not a mapping")
-    for key_node, value_node in node.value:
+    for key_node, value_node in reversed(node.value):
         if isinstance(key_node, ScalarNode) and key_node.value == key:
             return key_node, value_node
     raise Unsupported(f"no key {key!r}")
+
+
+# The column of a block mapping's entries. Not that of its first key node: where the
+# mapping merges another in (``<<: {image: busybox}``, ``<<:`` and a block, ``<<: *a``),
+# the constructor puts the merged mapping's pairs first, at their own places; after a
+# ``? `` the key node starts two columns on. The mapping's own first token (its first
+# key, ``<<`` or ``?``; after an anchor or a tag, the first thing on the next line that
+# holds any) is where its entries start their lines; a key of its own, a scalar written
+# at that column at the start of a line, confirms it.
+
+
+def starts_line(text: str, pos: int, dashes: bool = False) -> bool:
+    """Whether only spaces come before ``pos`` on its line (``dashes``: or the ``- ``
+    of the block sequence items that open there)."""
+    begin = text.rfind("\n", 0, pos) + 1
+    if text.count(" ", begin, pos) == pos - begin:  # (in C, nothing copied)
+        return True
+    return dashes and not text[begin:pos].replace("- ", "  ").strip(" ")
+
+
+def own_key(text: str, mapping: MappingNode, key: Node, col: int) -> bool:
+    """Whether ``key`` is a scalar key written in ``mapping`` itself at column ``col`` (the
+    mapping's first token, or the first thing on its line): not the key of a mapping
+    merged in, nor one after a ``? ``."""
+    start = key.start
+    if not isinstance(key, ScalarNode) or not mapping.start <= start <= mapping.end:
+        return False
+    begin = text.rfind("\n", 0, start) + 1
+    if start - begin != col:
+        return False
+    return start == mapping.start or text.count(" ", begin, start) == col
+
+
+def first_entry(text: str, mapping: MappingNode) -> int:
+    """Where the first entry of the block ``mapping`` starts: its first token, or after
+    its anchor and tag, the first thing on the next line that is not blank or a comment.
+    Unsupported when something other than spaces and the ``- `` of sequence items comes
+    before it on its line, or other content follows the anchor or tag on theirs."""
+    start = mapping.start
+    if not mapping.value or start >= len(text):
+        raise Unsupported("an empty mapping")
+    if text[start] in "&!":
+        line_end = text.find("\n", start)
+        if line_end < 0:
+            raise Unsupported("a mapping that is only its properties")
+        for token in text[start:line_end].split():
+            if token.startswith("#"):
+                break
+            if token[0] not in "&!":
+                raise Unsupported("a mapping that does not start its line")
+        start = _next_content(text, line_end + 1)
+    elif not starts_line(text, start, dashes=True):
+        raise Unsupported("a mapping that does not start its line")
+    return start
+
+
+def _next_content(text: str, pos: int) -> int:
+    """Where the first line at or after ``pos`` (a line start) that is not blank or a
+    comment starts its content."""
+    while pos < len(text):
+        newline = text.find("\n", pos)
+        newline = len(text) if newline < 0 else newline
+        line = text[pos:newline]
+        content = line.strip(" \r")
+        if content and not content.startswith("#"):
+            return pos + len(line) - len(line.lstrip(" "))
+        pos = newline + 1
+    raise Unsupported("no content after a mapping's properties")
+
+
+def entry_column(text: str, mapping: MappingNode) -> int:
+    """The column at which the entries of the block ``mapping`` start their lines (see
+    above); Unsupported when that cannot be told (see :func:`first_entry`; no scalar key
+    of its own at that column)."""
+    start = mapping.start
+    if mapping.value:
+        first = mapping.value[0][0]
+        if first.start == start and isinstance(first, ScalarNode):
+            # most mappings: the first key node is the first token, after spaces or the
+            # dashes of the items it opens (one call: this runs for every added key)
+            begin = text.rfind("\n", 0, start) + 1
+            if text.count(" ", begin, start) == start - begin or not (
+                text[begin:start].replace("- ", "  ").strip(" ")
+            ):
+                return start - begin
+    start = first_entry(text, mapping)
+    col = column(text, start)
+    first = mapping.value[0][0]
+    if first.start == start and isinstance(first, ScalarNode):
+        return col  # (most mappings: the first key node is the first token)
+    for key, _ in mapping.value:
+        if own_key(text, mapping, key, col):
+            return col
+    raise Unsupported("no key of the mapping's own at its column")
+
+
+def own_entry(text: str, mapping: Node, key: str) -> tuple[Node, Node]:
+    """:func:`mapping_entry` in a block mapping, where the key must be one of the
+    mapping's own at its column (not merged in, not after ``? ``)."""
+    key_node, value_node = mapping_entry(mapping, key)
+    assert isinstance(mapping, MappingNode)
+    if not own_key(text, mapping, key_node, entry_column(text, mapping)):
+        raise Unsupported("a key merged in or after '? '")
+    return key_node, value_node
+
+
+def block_end(text: str, node: Node, deeper: int, merge_next: bool = False) -> int:
+    """The start of the line after ``node``'s content, when nothing of ``node`` comes
+    after it: the next line that is not blank or a comment is indented less than
+    ``deeper`` (the least indentation a line of ``node`` may have) and goes on with no
+    flow collection. Else Unsupported: the last pair of a mapping in it is not the last
+    entry there (a ``<<`` entry after it), or a flow collection goes on. ``merge_next``:
+    a ``<<`` entry at ``deeper`` may follow (a new key goes before it). A document
+    marker may follow at column 0."""
+    end = next_line_start(text, content_end(node))
+    pos = end
+    while pos < len(text):
+        newline = text.find("\n", pos)
+        newline = len(text) if newline < 0 else newline
+        line = text[pos:newline]
+        content = line.strip(" \t\r")
+        if content and not content.startswith("#"):
+            indent = len(line) - len(line.lstrip(" "))
+            if content[0] in ",]}" or (
+                indent >= deeper
+                and not (merge_next and indent == deeper and content.startswith("<<"))
+                and not (indent == 0 and content.startswith(("---", "...")))
+            ):
+                raise Unsupported("more of the collection after its last entry")
+            break
+        pos = newline + 1
+    return end
+
+
+def mapping_end(text: str, mapping: MappingNode, col: int) -> int:
+    """Where a new key goes in the block ``mapping`` whose entries are at ``col``: after
+    the content of its last pair, which must be one of its own (the pairs of a mapping
+    merged in come first, but a mapping may hold only those)."""
+    if not own_key(text, mapping, mapping.value[-1][0], col):
+        raise Unsupported("the last pair is not a key of the mapping's own")
+    return block_end(text, mapping, col, merge_next=True)
 
 
 def resolve(root: Node, path: Path) -> Node:
@@ -136,7 +279,7 @@ def detect_style(text: str, root: Node) -> Style:
             if not value.value:
                 continue
             if isinstance(value, MappingNode) and map_indent is None:
-                map_indent = column(text, value.value[0][0].start) - column(text, key_node.start)
+                map_indent = _nested_indent(text, key_node, value)  # None: look further
             elif isinstance(value, SequenceNode) and seq_offset is None:
                 try:
                     dash = dash_position(text, value.value[0])
@@ -149,6 +292,17 @@ def detect_style(text: str, root: Node) -> Style:
         map_indent if map_indent and map_indent > 0 else 2,
         seq_offset if seq_offset is not None and seq_offset >= 0 else 2,
     )
+
+
+def _nested_indent(text: str, key_node: Node, value: MappingNode) -> int | None:
+    """How many columns the entries of ``value`` start right of its key (None: not told,
+    the key is after a ``? `` or the value's column is not known)."""
+    if not starts_line(text, key_node.start, dashes=True):
+        return None
+    try:
+        return entry_column(text, value) - column(text, key_node.start)
+    except Unsupported:
+        return None
 
 
 def dash_position(text: str, item: Node) -> int:
@@ -273,6 +427,18 @@ def _item(element: Any, dash_col: int, content_offset: int, style: Style) -> lis
     return [" " * dash_col + "-" + first[dash_col + 1 :], *inner[1:]]
 
 
+def _item_offset(text: str, first: Node, dash_col: int) -> int:
+    """How many columns after its dash the first item's mapping starts (2 by default)."""
+    if not isinstance(first, MappingNode) or not first.value:
+        return 2
+    if not is_block(first):  # "- {name: a}": where its first key is
+        return max(2, column(text, first.value[0][0].start) - dash_col)
+    try:
+        return max(2, entry_column(text, first) - dash_col)
+    except Unsupported:
+        return 2
+
+
 def _delete_lines(text: str, start: int, end: int) -> Edit:
     """Delete whole lines; at the end of a text without a final newline, take the one before."""
     if end == len(text) and text and not text.endswith("\n") and start > 0:
@@ -298,13 +464,15 @@ def _clear(text: str, node: Node) -> Edit:
     if not isinstance(node, (MappingNode, SequenceNode)) or not is_block(node) or not node.value:
         raise Unsupported("only block collections are cleared")
     if isinstance(node, MappingNode):
-        first = node.value[0][0].start
+        entry_column(text, node)
+        first = first_entry(text, node)
     else:
         first = dash_position(text, node.value[0])
     start = line_start(text, first)
     if text[start:first].strip():
         raise Unsupported("mapping does not start on its own line")
-    return _delete_lines(text, start, next_line_start(text, content_end(node)))
+    deeper = column(text, first) + (0 if isinstance(node, MappingNode) else 1)
+    return _delete_lines(text, start, block_end(text, node, deeper))
 
 
 def _collapse(text: str, root: Node, op: SetValue, newline: str) -> Edit:
@@ -312,7 +480,7 @@ def _collapse(text: str, root: Node, op: SetValue, newline: str) -> Edit:
     parent = resolve(root, op.path[:-1])
     if not isinstance(parent, MappingNode) or not is_block(parent):
         raise Unsupported("sequence is not in a block mapping")
-    key_node, value_node = mapping_entry(parent, str(op.path[-1]))
+    key_node, value_node = own_entry(text, parent, str(op.path[-1]))
     if not is_block(value_node):
         raise Unsupported("not a block collection")
     colon = text.find(":", key_node.end)
@@ -320,7 +488,7 @@ def _collapse(text: str, root: Node, op: SetValue, newline: str) -> Edit:
     if colon < 0 or key_line_end < 0 or key_line_end > value_node.start:
         raise Unsupported("sequence does not start on the line after its key")
     comment = text[colon + 1 : key_line_end].strip()
-    end = next_line_start(text, content_end(value_node))
+    end = block_end(text, value_node, column(text, key_node.start) + 1)
     at_unterminated_end = end == len(text) and not text.endswith("\n")
     body = (" []" if op.value == [] else " {}") + (f"  {comment}" if comment else "")
     return Edit(colon + 1, end, body if at_unterminated_end else body + newline)
@@ -336,7 +504,7 @@ def _set_collection(text: str, root: Node, op: SetValue, style: Style, newline: 
     parent = resolve(root, op.path[:-1])
     if not isinstance(parent, MappingNode) or not is_block(parent):
         raise Unsupported("collection target is not in a block mapping")
-    key_node, value_node = mapping_entry(parent, op.path[-1])
+    key_node, value_node = own_entry(text, parent, op.path[-1])
     if not _is_empty(value_node):
         raise Unsupported("only empty values are replaced by collections")
     colon = text.find(":", key_node.end)
@@ -382,11 +550,11 @@ def _restore(text: str, root: Node, op: SetValue, newline: str) -> Edit:
     parent = resolve(root, op.path[:-1])
     if not isinstance(parent, MappingNode) or not is_block(parent):
         raise Unsupported("the value is not in a block mapping")
-    key_node, value_node = mapping_entry(parent, str(op.path[-1]))
+    key_node, value_node = own_entry(text, parent, str(op.path[-1]))
     colon = text.find(":", key_node.end)
     if colon < 0 or text[key_node.end : colon].strip():
         raise Unsupported("no ':' after the key")
-    end = next_line_start(text, content_end(value_node))
+    end = block_end(text, value_node, column(text, key_node.start) + 1)
     if end <= colon:
         raise Unsupported("the value ends before its key")
     unterminated = end == len(text) and not text.endswith("\n")
@@ -446,11 +614,10 @@ def _to_edit(
             raise Unsupported("append target is not a block sequence")
         first = seq.value[0]
         dash_col = column(text, dash_position(text, first))
-        offset = 2
-        if isinstance(first, MappingNode) and first.value:
-            offset = max(2, column(text, first.value[0][0].start) - dash_col)
+        offset = _item_offset(text, first, dash_col)
         lines = _rendered(op.items, dash_col, offset, style)
-        return _insert_lines(text, next_line_start(text, content_end(seq)), lines, newline)
+        at = block_end(text, seq, dash_col + 1)
+        return _insert_lines(text, at, lines, newline)
     if type(op) is InsertItems:
         seq = resolve(root, op.path)
         if not isinstance(seq, SequenceNode) or not is_block(seq) or not seq.value:
@@ -459,37 +626,39 @@ def _to_edit(
             raise Unsupported("insert index out of range")
         first = seq.value[0]
         dash_col = column(text, dash_position(text, first))
-        offset = 2
-        if op.index and isinstance(first, MappingNode) and first.value:
-            offset = max(2, column(text, first.value[0][0].start) - dash_col)
+        offset = _item_offset(text, first, dash_col) if op.index else 2
         lines = _rendered(op.items, dash_col, offset, style)
         if op.index == len(seq.value):
-            return _insert_lines(text, next_line_start(text, content_end(seq)), lines, newline)
+            at = block_end(text, seq, dash_col + 1)
+            return _insert_lines(text, at, lines, newline)
         at = line_start(text, dash_position(text, seq.value[op.index]))
         return Edit(at, at, newline.join(lines) + newline)
     if type(op) is AddKey:
         mapping = resolve(root, op.path)
         if not isinstance(mapping, MappingNode) or not is_block(mapping) or not mapping.value:
             raise Unsupported("key target is not a block mapping")
-        key_col = column(text, mapping.value[0][0].start)
+        key_col = entry_column(text, mapping)
+        at = mapping_end(text, mapping, key_col)
         lines = _rendered({op.key: op.value}, key_col, 0, style)
-        return _insert_lines(text, next_line_start(text, content_end(mapping)), lines, newline)
+        return _insert_lines(text, at, lines, newline)
     if type(op) is DeleteItem:
         seq = resolve(root, op.path[:-1])
         if not isinstance(seq, SequenceNode) or not is_block(seq):
             raise Unsupported("delete target is not in a block sequence")
         item = seq.value[int(op.path[-1])]
-        start = line_start(text, dash_position(text, item))
-        return _delete_lines(text, start, next_line_start(text, content_end(item)))
+        dash = dash_position(text, item)
+        start = line_start(text, dash)
+        return _delete_lines(text, start, block_end(text, item, column(text, dash) + 1))
     if type(op) is DeleteKey:
         mapping = resolve(root, op.path[:-1])
         if not isinstance(mapping, MappingNode) or not is_block(mapping) or len(mapping.value) < 2:
             raise Unsupported("delete target is not in a block mapping with other keys")
-        key_node, value_node = mapping_entry(mapping, str(op.path[-1]))
+        key_node, value_node = own_entry(text, mapping, str(op.path[-1]))
         start = line_start(text, key_node.start)
         if text[start : key_node.start].strip():
             raise Unsupported("key shares its line with a sequence dash")
-        return _delete_lines(text, start, next_line_start(text, content_end(value_node)))
+        end = block_end(text, value_node, column(text, key_node.start) + 1)
+        return _delete_lines(text, start, end)
     raise TypeError(op)
 
 
