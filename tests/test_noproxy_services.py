@@ -164,11 +164,19 @@ def test_a_name_whose_last_label_may_be_a_top_level_domain_is_left_out() -> None
     for host in ("s3.amazonaws.com", "amazonaws.com", "evil.com", "x.xn--p1ai", "x.a-1.io"):
         dest = clients.parse_destination(f"https://{host}/")
         assert not any(clients.decide_all(value, dest).values()), host
-    left = "\n".join(resolved.left_out)
-    assert "amazonaws, amazonaws.com (Service com/amazonaws) left out" in left
-    assert "*.amazonaws, *.amazonaws.com direct" in left
-    assert "com (Service kube-system/com) left out" in left
-    assert "a-1.io (Service io/a-1)" in left
+    # one warning names every form left out, and the lines to add to the profile
+    assert len(resolved.left_out) == 1
+    (left,) = resolved.left_out
+    assert "5 form(s) of Service names left out" in left
+    for form, label in (
+        ("amazonaws", "com/amazonaws"),
+        ("amazonaws.com", "com/amazonaws"),
+        ("com", "kube-system/com"),
+        ("xn--p1ai", "xn--p1ai"),
+        ("a-1.io", "io/a-1"),
+    ):
+        assert f"{form} (Service {label})" in left
+    assert left.endswith("add to spec.noProxy: amazonaws, amazonaws.com, com, xn--p1ai, a-1.io")
     # a form the list already holds is not lost: the kubernetes preset lists these
     kept = presets.resolve_services(entries, [("default", "kubernetes")])
     assert kept.left_out == ()
@@ -183,11 +191,29 @@ def test_the_stream_names_nothing_the_preset_would_widen(tmp_path: Path) -> None
     assert proc.stdout.decode().strip().endswith(",.cluster.local")
     render = run_cli([profile, "--report"], STREAM)
     assert render.returncode == 0, render.stderr
-    assert b"web, web.shop (Service shop/web) left out" in render.stderr
+    assert b"web (Service shop/web), web.shop (Service shop/web)" in render.stderr
     assert b"[noproxy/service-name]" in render.stderr
+    assert render.stderr.count(b"[noproxy/service-name]") == 1
     strict = run_cli([profile, "--strict"], STREAM)
     assert strict.returncode == 1
+    # the one error names every form, so one edit of the profile fixes the run
+    assert b"web (Service shop/web), web.shop (Service shop/web)" in strict.stderr
     assert b"[noproxy/service-name; --strict]" in strict.stderr
+
+
+def test_the_warning_names_every_form_up_to_a_bound() -> None:
+    """Many Services give one warning, which names the first forms and how many
+    more there are, and stays one line."""
+    config = NoProxyConfig(presets=("loopback", "kubernetes", "services"))
+    services = [("monitoring", f"svc{i}x") for i in range(100)]
+    resolved = presets.resolve_services(scope.build(config), services)
+    (left,) = resolved.left_out
+    assert "100 form(s) of Service names left out" in left
+    # the names themselves hold a digit, so only NAME.monitoring is left out
+    assert "svc39x.monitoring (Service monitoring/svc39x)" in left
+    assert "svc40x.monitoring" not in left
+    assert "and 60 more (noproxy --explain --stream lists them all)" in left
+    assert "\n" not in left
 
 
 def test_the_preset_is_off_by_default(tmp_path: Path) -> None:
@@ -211,9 +237,7 @@ def test_noproxy_with_the_preset_states_its_cost(tmp_path: Path) -> None:
     )
     assert f"({2 * size} bytes of environment with no_proxy)" in text
     left = run_cli(["noproxy", profile, "--explain", "--stream", "-"], STREAM)
-    assert "warning: preset services: web, web.shop (Service shop/web) left out" in (
-        left.stdout.decode()
-    )
+    assert "warning: preset services: 5 form(s) of Service names left out" in (left.stdout.decode())
 
 
 def test_a_profile_naming_the_preset_loads_without_a_stream(tmp_path: Path) -> None:
@@ -234,7 +258,8 @@ def test_a_render_with_the_preset_gets_the_names_and_reports_the_cost() -> None:
     assert entries[-2:] == ["web-front", "cache.data-tier"]
     assert "web-front.shop" not in entries and "cache" not in entries
     assert b"preset services: 2 Service(s) of the render added 2 entries" in proc.stderr
-    assert b"web-front.shop (Service shop/web-front) left out" in proc.stderr
+    assert b"web-front.shop (Service shop/web-front)" in proc.stderr
+    assert b"add to spec.noProxy: web-front.shop" in proc.stderr
 
 
 def test_without_the_preset_the_stream_is_read_once() -> None:

@@ -92,18 +92,20 @@ def service_names(
     """The ``services`` preset's entries for ``(namespace, name)`` pairs (each a valid
     Service name and namespace, or "" for an unknown namespace): ``name`` and
     ``name.namespace`` of each whose subdomains stay out of public DNS
-    (:func:`proxy_postrender.noproxy.services.is_safe`), and a warning per Service
-    about the forms left out that ``listed`` (the entries already there) lacks."""
+    (:func:`proxy_postrender.noproxy.services.is_safe`), and one warning naming every
+    form left out that ``listed`` (the entries already there) lacks."""
     written: dict[str, None] = {}
-    warnings: dict[str, None] = {}
+    left: dict[str, str] = {}  # form -> the first Service that has it
     for namespace, name in services:
         found = services_mod.forms(namespace, name)
         written.update((form, None) for form in found if services_mod.is_safe(form))
-        left = tuple(f for f in found if not services_mod.is_safe(f) and f not in listed)
-        if left:
-            label = f"Service {namespace + '/' if namespace else ''}{name}"
-            warnings[services_mod.left_out_message(left, label)] = None
-    return tuple(written), list(warnings)
+        label = f"Service {namespace + '/' if namespace else ''}{name}"
+        for form in found:
+            if not services_mod.is_safe(form) and form not in listed:
+                left.setdefault(form, label)
+    if not left:
+        return tuple(written), []
+    return tuple(written), [services_mod.left_out_message(list(left.items()))]
 
 
 def added_cost(before: str, after: str) -> tuple[int, int]:

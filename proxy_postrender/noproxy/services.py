@@ -84,13 +84,22 @@ def is_safe(form: str) -> bool:
     return not may_be_top_level(form.rsplit(".", 1)[-1])
 
 
-def left_out_message(forms_left: tuple[str, ...], label: str) -> str:
-    """The warning for the forms of one Service that the preset does not write."""
-    names = ", ".join(forms_left)
-    suffixes = ", ".join("*." + form for form in forms_left)
+# how many forms the one warning names before it says how many more there are
+_SHOWN_FORMS = 40
+
+
+def left_out_message(left: list[tuple[str, str]]) -> str:
+    """The one warning for every form the preset does not write: ``left`` holds
+    ``(form, "namespace/name")`` pairs in the order of the render."""
+    shown = [f"{form} ({label})" for form, label in left[:_SHOWN_FORMS]]
+    more = len(left) - len(shown)
+    if more:
+        shown.append(f"and {more} more (noproxy --explain --stream lists them all)")
+    names = ", ".join(form for form, _ in left[:_SHOWN_FORMS])
     return (
-        f"preset services: {names} ({label}) left out of NO_PROXY: Go, curl, Python, wget "
-        f"and undici would also send {suffixes} direct, and a last label of letters only "
-        f"(or an xn-- A-label) may be a public top-level domain; list {names} in "
-        "spec.noProxy to send them direct anyway"
+        f"preset services: {len(left)} form(s) of Service names left out of NO_PROXY, "
+        "because Go, curl, Python, wget and undici would also send every name ending in "
+        "them direct and their last label (letters only, or an xn-- A-label) may be a "
+        f"public top-level domain: {', '.join(shown)}; to send them direct anyway, add "
+        f"to spec.noProxy: {names}"
     )
