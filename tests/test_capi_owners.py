@@ -272,3 +272,25 @@ def test_krm_strict_is_an_error_result_and_a_non_zero_exit() -> None:
 def test_proxy_names(text: str, command: bool, names: list[str] | None) -> None:
     expected = ["NO_PROXY", "HTTP_PROXY", "no_proxy"] if names is None else names
     assert owners.proxy_names(text, command=command) == expected
+
+
+_PEM = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+
+
+def test_a_windows_template_that_gets_no_ca_says_so() -> None:
+    """With a CA for the nodes, a Windows node template gets the machine environment
+    but no CA: a strict warning naming the object, not a silent skip; Linux templates
+    get the CA and no such warning."""
+    with_ca = replace(NODES, ca_bundle=_PEM)
+    windows = _input("capi-windows")
+    result = engine.process(windows, Request(env=ENV, nodes=with_ca))
+    found = [f for f in result.findings if f.code == owners.WINDOWS_CA]
+    assert found and all("configures Windows nodes" in f.message for f in found)
+    assert found[0].strict
+    assert owners.WINDOWS_CA not in _codes(windows)  # no CA, nothing to say
+    linux = _input("capi-empty-lists-no-final-newline")
+    assert owners.WINDOWS_CA not in _codes(linux, Request(env=ENV, nodes=with_ca))
+    with pytest.raises(
+        InputError, match=r"configures Windows nodes.*\[nodes/windows-ca; --strict\]"
+    ):
+        engine.process(windows, Request(env=ENV, nodes=with_ca, strict=True))

@@ -47,6 +47,7 @@ EXTERNAL = "owner/external-patch"
 DROPIN = "owner/dropin"
 EXPORTS = "owner/exports"
 ENVIRONMENT = "owner/environment"
+WINDOWS_CA = "nodes/windows-ca"
 
 # code, whether --strict makes it an error, what it means (docs/cluster-api.md)
 CODES: tuple[tuple[str, bool, str], ...] = (
@@ -56,6 +57,7 @@ CODES: tuple[tuple[str, bool, str], ...] = (
     (DROPIN, True, "a kubeadm spec writes its own containerd or kubelet proxy drop-in"),
     (EXPORTS, True, "preKubeadmCommands set proxy variables after the tool's exports"),
     (ENVIRONMENT, True, "files write proxy variables into /etc/environment and the like"),
+    (WINDOWS_CA, True, "a Windows node template gets the proxy variables but not the CA"),
 )
 
 # the kinds the engine parses only for this watch (besides the target kinds)
@@ -265,11 +267,26 @@ class Watch(Struct):
         if target is None or target.planner != KUBEADM:
             return
         spec = dig(obj, *(str(step) for step in target.paths[0]))
+        where = ".".join(str(step) for step in target.paths[0])
+        if plan.windows:
+            self._windows(where, context)
         if not isinstance(spec, Mapping) or plan.windows:
             return
-        where = ".".join(str(step) for step in target.paths[0])
         self._files(spec, where, plan, context)
         self._commands(obj, spec, where, context)
+
+    def _windows(self, where: str, context: DocumentContext | None) -> None:
+        """A Windows spec gets the machine environment only: say so when the profile
+        has a CA for the nodes, which such nodes then do not trust."""
+        if not self.settings.ca_bundle:
+            return
+        message = (
+            f"{where} configures Windows nodes: they get the proxy variables but not the "
+            "proxy's CA (spec.caBundle), which the tool installs on Linux nodes only; add it "
+            "to the Windows machines' trust store by the template's own means, or set "
+            "spec.caBundle.nodes: false"
+        )
+        self.specs.append(Found(WINDOWS_CA, message, context))
 
     def _files(
         self,
