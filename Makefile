@@ -101,11 +101,12 @@ bench-profile: $(STAMP) helm
 	$(BIN)/python -m compileall -q proxy_postrender
 	HELM3_BIN=$(HELM3) $(BIN)/python bench/profile.py all
 
-## fuzz: the fuzz test and the leak harness with many more examples (FUZZ_EXAMPLES, default
+## fuzz: the fuzz tests (bytes, structure) and the leak harness with many more examples (FUZZ_EXAMPLES, default
 ## 20000; LEAK_EXAMPLES, default 5000)
 fuzz: $(STAMP)
 	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-20000} LEAK_EXAMPLES=$${LEAK_EXAMPLES:-5000} \
-	  $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_fuzz.py tests/test_leaks.py
+	  $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_fuzz.py tests/test_leaks.py \
+	  tests/test_structure_fuzz.py
 
 ## docs: regenerate what the profile's option tables give: docs/profile.md's field
 ## reference and the ProxyProfile JSON Schema (in the package and in docs/)

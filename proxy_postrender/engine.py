@@ -362,6 +362,13 @@ def _rewrite(
         why = f"the splice was refused ({exc})"
     from proxy_postrender.yamltext import libyaml
 
+    if splice.ends_in_open_block_scalar(segment.text, docs[-1][0]):
+        raise InputError(
+            f"could not apply the change: {why}, and a re-dump would end the block scalar "
+            "(| or >) that ends this document without a final newline with '-' (which "
+            "--remove could not undo): end the document with a newline",
+            _context(segment, index, docs[0][1] if docs else None),
+        )
     nodes = sum(count_nodes(node, libyaml.ROUNDTRIP_MAX_NODES) for node, _ in docs)
     if nodes > libyaml.ROUNDTRIP_MAX_NODES:
         raise InputError(
@@ -386,9 +393,14 @@ def _rewrite(
     raise InputError(f"could not apply the change without altering other content{hint}", context)
 
 
+_LINE_BREAKS = ("\n", "\r", "\x85", "\u2028", "\u2029")
+
+
 def _same_ending(before: str, after: str) -> str:
     """A document without a final newline stays without one (adjacent deletions at the
-    end of the text can leave the newline of the line before them)."""
-    if before and not before.endswith("\n") and after.endswith("\n"):
+    end of the text can leave the newline of the line before them). One that ends in
+    another line break (NEL, LS, PS, a CR alone) is ended: the splicer adds lines after
+    it, each ended by the document's newline."""
+    if before and not before.endswith(_LINE_BREAKS) and after.endswith("\n"):
         return after[:-2] if after.endswith("\r\n") else after[:-1]
     return after

@@ -118,3 +118,183 @@ def test_patches_from_a_secret_ref_null_the_renders_value(tmp_path: Path) -> Non
         return {e["name"]: e for e in container["env"]}
 
     assert env_by_name(applied.stdout) == env_by_name(direct.stdout.decode())
+
+
+# --- custom targets (spec.targets): a JSON patch, since kustomize merges no lists of a
+# custom resource by name
+
+CUSTOM_PROFILE = """\
+apiVersion: proxy-postrender.io/v1alpha1
+kind: ProxyProfile
+metadata: {name: p}
+spec:
+  httpProxy: http://proxy.corp.example:3128
+  httpsProxy: http://proxy.corp.example:3128
+  noProxy: [.corp.example, 10.96.0.1]
+  noProxyPresets: []
+  targets:
+  - apiVersion: argoproj.io/v1alpha1
+    kind: Rollout
+    podTemplate: $.spec.template
+  - apiVersion: addon.open-cluster-management.io/v1alpha1
+    kind: AddOnDeploymentConfig
+    set:
+      $.spec.proxyConfig.httpProxy: httpProxy
+      $.spec.proxyConfig.httpsProxy: httpsProxy
+      $.spec.proxyConfig.noProxy: noProxy
+"""
+# a pod template of a custom kind: a container with env of its own, one without, an init
+# container; a second Rollout that already has annotations
+ROLLOUT = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: web, namespace: shop}
+spec:
+  strategy: {canary: {steps: [{setWeight: 20}]}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      initContainers:
+      - name: migrate
+        image: migrate
+      containers:
+      - name: app
+        image: nginx
+        env:
+        - name: LOG_LEVEL
+          value: debug
+      - name: side
+        image: busybox
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata:
+  name: api
+  annotations: {team: core}
+spec:
+  template:
+    spec:
+      containers:
+      - name: api
+        image: api
+        env: []
+"""
+# proxy fields: an object without them, one whose owner set one of them (kept)
+ADDON = """\
+apiVersion: addon.open-cluster-management.io/v1alpha1
+kind: AddOnDeploymentConfig
+metadata: {name: proxy-config, namespace: cluster1}
+spec:
+  nodePlacement: {}
+---
+apiVersion: addon.open-cluster-management.io/v1alpha1
+kind: AddOnDeploymentConfig
+metadata: {name: partly-set, namespace: cluster2}
+spec:
+  proxyConfig:
+    httpProxy: http://other-proxy:8080
+"""
+
+
+def _kustomized(tmp_path: Path, render: str, patches: bytes) -> list[Any]:
+    """What ``kubectl kustomize`` makes of ``render`` with ``patches`` (parsed)."""
+    kubectl = tool("KUBECTL_BIN", "kubectl")
+    work = tmp_path / "kustomize"
+    work.mkdir()
+    (work / "render.yaml").write_text(render)
+    (work / "kustomization.yaml").write_text(
+        "resources: [render.yaml]\npatches:\n" + patches.decode()
+    )
+    applied = subprocess.run(
+        [kubectl, "kustomize", str(work)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert applied.returncode == 0, applied.stderr
+    return libyaml.load_data(applied.stdout)
+
+
+def _by_identity(docs: list[Any]) -> dict[tuple[str, str], Any]:
+    return {(d["kind"], d["metadata"]["name"]): d for d in docs}
+
+
+def _patches_equal_the_filter(tmp_path: Path, render: str) -> list[Any]:
+    (tmp_path / "p.yaml").write_text(CUSTOM_PROFILE)
+    proc = run_cli(["patches", "p.yaml"], render.encode(), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == b""
+    direct = run_cli(["p.yaml"], render.encode(), cwd=tmp_path)
+    assert direct.returncode == 0, direct.stderr
+    expected = _by_identity(libyaml.load_data(direct.stdout.decode()))
+    patched = _by_identity(_kustomized(tmp_path, render, proc.stdout))
+    # the whole objects, env order and all: the patch appends where the filter does
+    assert patched == expected
+    (listed,) = libyaml.load_data(proc.stdout.decode())
+    return list(listed)
+
+
+def test_patches_of_a_custom_pod_template_give_the_filters_output(tmp_path: Path) -> None:
+    listed = _patches_equal_the_filter(tmp_path, ROLLOUT)
+    assert [(p["target"]["kind"], p["target"]["name"]) for p in listed] == [
+        ("Rollout", "web"),
+        ("Rollout", "api"),
+    ]
+    assert listed[0]["target"]["namespace"] == "shop"
+    # a JSON patch: JSON quotes every value, so YAML 1.1 readers cannot retype one
+    ops = libyaml.load_data(listed[0]["patch"])[0]
+    assert {"op": "test", "path": "/spec/template/spec/containers/0/name", "value": "app"} in ops
+
+
+def test_patches_of_custom_proxy_fields_give_the_filters_output(tmp_path: Path) -> None:
+    listed = _patches_equal_the_filter(tmp_path, ADDON)
+    assert [p["target"]["name"] for p in listed] == ["proxy-config", "partly-set"]
+    ops = libyaml.load_data(listed[1]["patch"])[0]
+    assert "/spec/proxyConfig/httpProxy" not in {op["path"] for op in ops}  # the owner's
+
+
+def test_a_patch_for_a_moved_container_fails_instead_of_patching_another(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "p.yaml").write_text(CUSTOM_PROFILE)
+    proc = run_cli(["patches", "p.yaml"], ROLLOUT.encode(), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    moved = ROLLOUT.replace("- name: app\n", "- name: app0\n", 1)
+    kubectl = tool("KUBECTL_BIN", "kubectl")
+    work = tmp_path / "k"
+    work.mkdir()
+    (work / "render.yaml").write_text(moved)
+    (work / "kustomization.yaml").write_text(
+        "resources: [render.yaml]\npatches:\n" + proc.stdout.decode()
+    )
+    applied = subprocess.run(
+        [kubectl, "kustomize", str(work)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert applied.returncode != 0 and "test failed" in applied.stderr
+
+
+NAMELESS = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {generateName: web-}
+spec:
+  template:
+    spec:
+      containers:
+      - name: app
+        image: nginx
+"""
+
+
+def test_a_custom_object_no_patch_can_target_is_named_and_strict_fails(tmp_path: Path) -> None:
+    (tmp_path / "p.yaml").write_text(CUSTOM_PROFILE)
+    stream = (ADDON + "---\n" + NAMELESS).encode()
+    proc = run_cli(["patches", "p.yaml"], stream, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    (listed,) = libyaml.load_data(proc.stdout.decode())
+    assert len(listed) == 2  # the AddOnDeploymentConfigs still get theirs
+    lines = proc.stderr.decode().splitlines()
+    assert len(lines) == 1, lines
+    assert "document 3 (line 13, Rollout)" in lines[0]
+    assert "no patch can target an object without a name" in lines[0]
+    strict = run_cli(["patches", "p.yaml", "--strict"], stream, cwd=tmp_path)
+    assert strict.returncode == 1 and strict.stdout == b""
+    (line,) = strict.stderr.decode().splitlines()
+    assert "document 3 (line 13, Rollout)" in line and "without a name" in line

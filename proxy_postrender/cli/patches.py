@@ -11,6 +11,12 @@ A strategic merge keeps the fields of an env entry that the patch does not name,
 entry whose kind changes (the render's ``valueFrom`` overridden by a ``value``, or the
 reverse) needs the other field set to null in the patch; every other entry carries
 only what the tool wrote.
+
+Custom targets (a profile's ``spec.targets``: an Argo Rollout's pod template, an
+AddOnDeploymentConfig's proxy fields) get a JSON patch instead (:mod:`.jsonpatch`):
+kustomize knows no merge keys for a custom resource and would replace its whole
+container and env lists. An object no patch can reach (no name, a value JSON cannot
+carry) is named in a warning, an error under ``--strict``.
 """
 
 from __future__ import annotations
@@ -18,16 +24,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from proxy_postrender import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from typing import Any
-
+from proxy_postrender.cli import jsonpatch
+from proxy_postrender.errors import DocumentContext, InputError
 from proxy_postrender.objects import api_group, walk_objects
 from proxy_postrender.pods import workloads
 from proxy_postrender.pods.selection import CA_VOLUME
 from proxy_postrender.record import Record
-from proxy_postrender.targets import BUILT_IN, PODS
-from proxy_postrender.yamltext import libyaml
+from proxy_postrender.targets import BUILT_IN, BUILT_IN_ORIGIN, PODS, TargetTable
+from proxy_postrender.yamltext import libyaml, stream
+from proxy_postrender.yamltext.errors import ParseError
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    Located = tuple[Mapping[str, Any], DocumentContext]  # an object and its document
 
 
 def _nest(path: tuple[str | int, ...], leaf: dict[str, Any]) -> dict[str, Any]:
@@ -138,11 +148,23 @@ def _patch(obj: Mapping[str, Any], original: Mapping[str, Any] | None) -> dict[s
     return body
 
 
+def _target(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """What a patch's ``target`` says to pick ``obj`` (which has a name)."""
+    metadata = obj["metadata"]
+    version = str(obj.get("apiVersion")).rpartition("/")[2]
+    target: dict[str, Any] = {"group": api_group(obj.get("apiVersion")), "version": version}
+    target["kind"] = obj.get("kind")
+    target["name"] = metadata["name"]
+    if metadata.get("namespace"):
+        target["namespace"] = metadata["namespace"]
+    return target
+
+
 def flux_patches(stream_text: str, render_text: str = "") -> list[dict[str, Any]]:
-    """The ``patches`` list of a HelmRelease's kustomize post-renderer, for the injected
-    ``stream_text``; ``render_text`` is the render the patches apply to (or the documents
-    of it that hold env values), where an entry the tool changed from ``value`` to
-    ``valueFrom`` or back is found."""
+    """The ``patches`` list of a HelmRelease's kustomize post-renderer for the built-in
+    workload kinds, for the injected ``stream_text``; ``render_text`` is the render the
+    patches apply to (or the documents of it that hold env values), where an entry the
+    tool changed from ``value`` to ``valueFrom`` or back is found."""
     render = {
         identity(obj): obj for doc in libyaml.load_data(render_text) for _, obj in walk_objects(doc)
     }
@@ -152,20 +174,89 @@ def flux_patches(stream_text: str, render_text: str = "") -> list[dict[str, Any]
             if not BUILT_IN.paths(obj, PODS):
                 continue
             body = _patch(obj, render.get(identity(obj)))
-            if body is None:
-                continue
-            group = api_group(obj.get("apiVersion"))
-            version = str(obj.get("apiVersion")).rpartition("/")[2]
-            target = {"group": group, "version": version, "kind": obj.get("kind")}
-            target["name"] = body["metadata"]["name"]
-            if "namespace" in body["metadata"]:
-                target["namespace"] = body["metadata"]["namespace"]
-            result.append({"target": target, "patch": body})
+            if body is not None:
+                result.append({"target": _target(obj), "patch": body})
     return result
 
 
+def located_objects(text: str, kinds: frozenset[str] | None = None) -> list[Located]:
+    """The objects of the documents of ``text`` that parse (of ``kinds``, or of a kind
+    the first look cannot tell), each with the document that holds it."""
+    found: list[Located] = []
+    index = 0
+    for segment in stream.split(text):
+        content = segment.has_content()
+        index += int(content or segment.text.startswith("---"))  # as the filter counts
+        if not content or (kinds is not None and segment.sniff_kind() not in (*kinds, None)):
+            continue
+        try:
+            docs = libyaml.load_data(segment.text)
+        except (ParseError, RecursionError):
+            continue  # passed through untouched by the filter: nothing to patch
+        for doc in docs:
+            for _, obj in walk_objects(doc):
+                found.append((obj, _context(segment, index, obj)))
+    return found
+
+
+def _context(segment: stream.Segment, index: int, obj: Mapping[str, Any]) -> DocumentContext:
+    metadata = obj.get("metadata")
+    meta = metadata if isinstance(metadata, Mapping) else {}
+    kind, name, namespace = obj.get("kind"), meta.get("name"), meta.get("namespace")
+    return DocumentContext(
+        index,
+        segment.line,
+        str(kind) if kind is not None else None,
+        str(name) if name is not None else None,
+        str(namespace) if namespace else None,
+        segment.helm_source(),
+    )
+
+
+def custom_patches(
+    render_text: str, output_text: str, targets: TargetTable
+) -> tuple[list[dict[str, Any]], list[InputError]]:
+    """The JSON patches that make the filter's change (``render_text`` to
+    ``output_text``) to the objects of the custom targets in ``targets``; and, per object
+    the filter changes that no patch can reach, why (naming the render's document)."""
+    custom = [t for t in targets.by_kind.values() if t.origin != BUILT_IN_ORIGIN]
+    if not custom:
+        return [], []
+    kinds = frozenset(t.kind for t in custom)
+    render: dict[Identity, Located] = {}
+    for obj, context in located_objects(render_text, kinds):
+        target = targets.find(obj)
+        if target is not None and target.origin != BUILT_IN_ORIGIN:
+            render.setdefault(identity(obj), (obj, context))
+    result: list[dict[str, Any]] = []
+    skipped: list[InputError] = []
+    for obj, _ in located_objects(output_text, kinds):
+        found = render.get(identity(obj))
+        if found is None:
+            continue  # not in the render (no custom target there)
+        before, context = found
+        try:
+            ops = jsonpatch.diff(before, obj)
+        except jsonpatch.Inexpressible as exc:
+            skipped.append(InputError(f"no JSON patch can express the change ({exc})", context))
+            continue
+        if not ops:
+            continue
+        if not _has_name(obj):
+            skipped.append(InputError("no patch can target an object without a name", context))
+            continue
+        result.append({"target": _target(obj), "patch": ops})
+    return result, skipped
+
+
+def _has_name(obj: Mapping[str, Any]) -> bool:
+    metadata = obj.get("metadata")
+    return isinstance(metadata, Mapping) and isinstance(metadata.get("name"), str)
+
+
 def to_yaml(patches: list[dict[str, Any]]) -> str:
-    """YAML for the list; each patch body as a literal block, as Flux examples write it."""
+    """YAML for the list; each patch body as a literal block, as Flux examples write it
+    (a JSON patch as JSON)."""
     import io
 
     from ruamel.yaml import YAML
@@ -176,9 +267,13 @@ def to_yaml(patches: list[dict[str, Any]]) -> str:
     yaml.width = 1 << 30
     out = []
     for item in patches:
-        buffer = io.StringIO()
-        yaml.dump(item["patch"], buffer)
-        out.append({"target": item["target"], "patch": LiteralScalarString(buffer.getvalue())})
+        if isinstance(item["patch"], list):  # a JSON patch: JSON quotes every string
+            text = jsonpatch.to_text(item["patch"])
+        else:
+            buffer = io.StringIO()
+            yaml.dump(item["patch"], buffer)
+            text = buffer.getvalue()
+        out.append({"target": item["target"], "patch": LiteralScalarString(text)})
     buffer = io.StringIO()
     yaml.dump(out, buffer)
     return buffer.getvalue()

@@ -252,7 +252,9 @@ def _check_recordable(name: str, where: str) -> None:
 def _check_mount_free(
     container: Mapping[str, Any], ca: selection.CaMount, owned: bool, where: str
 ) -> None:
-    for mount in container.get("volumeMounts") or []:
+    mounts = container.get("volumeMounts")
+    # (not a list: _owned_entry says so, naming the container)
+    for mount in mounts if isinstance(mounts, list) else []:
         if not is_mapping(mount):
             continue
         if mount.get("name") == selection.CA_VOLUME and not owned:
@@ -268,7 +270,8 @@ def _check_mount_free(
 
 
 def _check_volume_free(pod_spec: Mapping[str, Any], where: str) -> None:
-    for volume in pod_spec.get("volumes") or []:
+    volumes = pod_spec.get("volumes")
+    for volume in volumes if isinstance(volumes, list) else []:
         if is_mapping(volume) and volume.get("name") == selection.CA_VOLUME:
             raise InputError(
                 f"{where}.volumes already has a volume named {selection.CA_VOLUME}, the name the "

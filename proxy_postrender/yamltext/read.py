@@ -60,14 +60,17 @@ def nodes_and_data(text: str) -> list[tuple[Node, Any]]:
 # ``key: []``, ``key: {}``): a null token, a collection token on a line of its own, with
 # spaces inside or around it, or a comment after it. Only such texts are walked. (A
 # string that ``re`` compiles on first use and caches: most runs never need it.)
+# A line ends at LF (``$``) or at another line break YAML reads: CR (of CR LF too), NEL,
+# LS, PS.
 _ODD_EMPTY = (
-    r"(?m)(?<![^\s:,\[{])(?:~|null|Null|NULL)(?=[ \t]*(?:\r?$|#|,|\]|\}))"
-    r"|\[\s+\]|\{\s+\}|^[ \t]*(?:\[\]|\{\})|:(?:[ \t]{2,}|\t)(?:\[\]|\{\})"
-    r"|(?:\[\]|\{\})[ \t]+(?:#|\r?$)"
+    r"(?m)(?<![^\s:,\[{])(?:~|null|Null|NULL)(?=[ \t]*(?:$|[\r\x85\u2028\u2029]|#|,|\]|\}))"
+    r"|\[\s+\]|\{\s+\}|(?:^|(?<=[\r\x85\u2028\u2029]))[ \t]*(?:\[\]|\{\})"
+    r"|:(?:[ \t]{2,}|\t)(?:\[\]|\{\})|(?:\[\]|\{\})[ \t]+(?:#|$|[\r\x85\u2028\u2029])"
 )
 # (Constants here are Final: the compiled build reads them from C variables, not
 # from the module's dict.)
 _PLAIN: Final = {"[]": " []", "{}": " {}"}
+_LINE_BREAK: Final = re.compile("[\n\r\x85\u2028\u2029]")
 _ODD_PATTERN: re.Pattern[str] | None = None
 # Every text _ODD_EMPTY matches holds one of these tokens (a null, an empty collection,
 # a bracket followed by white space): looking for them first (substring search, in C)
@@ -175,11 +178,9 @@ def _written(text: str, key_node: Node, value_node: Node, block: bool) -> str | 
     colon = text.find(":", key_node.end, value_node.start)
     if colon < 0:
         return None
-    end = text.find("\n", value_node.end)
-    end = len(text) if end < 0 else end
-    if text[end - 1 : end] == "\r":
-        end -= 1
-    written = text[colon + 1 : end]
+    # the end of the line: at LF, CR LF, or another line break YAML reads (NEL, LS, PS)
+    found = _LINE_BREAK.search(text, value_node.end)
+    written = text[colon + 1 : found.start() if found is not None else len(text)]
     token = text[value_node.start : value_node.end]
     return None if _PLAIN.get(token) == written else written
 

@@ -11,6 +11,7 @@ document quotes its keys as JSON does. A layout not edited here raises
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from proxy_postrender import TYPE_CHECKING
@@ -62,6 +63,23 @@ class Style(FrozenStruct):
 
 def is_block(node: Node) -> bool:
     return not isinstance(node, (MappingNode, SequenceNode)) or node.block
+
+
+def lf_view(text: str) -> str:
+    """``text`` with the line breaks YAML reads besides LF and CR LF (NEL, LS, PS, a CR
+    alone) turned into LF, one character for one: positions stay, and the lines and
+    columns this module counts from LF are the reader's. Edits made on this view apply
+    to ``text`` itself (what they copy from it is never a line break), so such a break
+    stays as it was, as ``--remove`` needs."""
+    if not text.isascii() and ("\x85" in text or "\u2028" in text or "\u2029" in text):
+        text = text.translate(_OTHER_BREAKS)
+    if "\r" in text and text.count("\r") != text.count("\r\n"):
+        text = _LONE_CR.sub("\n", text)
+    return text
+
+
+_OTHER_BREAKS: Final = {0x85: "\n", 0x2028: "\n", 0x2029: "\n"}
+_LONE_CR: Final = re.compile("\r(?!\n)")
 
 
 def line_start(text: str, pos: int) -> int:
@@ -257,6 +275,7 @@ def resolve(root: Node, path: Path) -> Node:
 
 def detect_style(text: str, root: Node) -> Style:
     """Read the indentation of the first nested block mapping and block sequence."""
+    text = lf_view(text)
     map_indent: int | None = None
     seq_offset: int | None = None
     stack: list[Node] = [root]
@@ -439,8 +458,41 @@ def _item_offset(text: str, first: Node, dash_col: int) -> int:
         return 2
 
 
+def _kept_blank_lines(text: str, start: int, end: int) -> int:
+    """``end`` (a line start after ``start``) moved back over the blank lines that end the
+    range: a block scalar's node ends after the blank lines that follow it, but the tool
+    writes no blank line, so they are the input's and stay (``--remove`` gives them back
+    where the tool's lines came between them and the scalar before)."""
+    while end > start:
+        begin = text.rfind("\n", start, end - 1) + 1
+        if begin <= start or text[begin:end].strip(" \t\r\n"):
+            break
+        end = begin
+    return end
+
+
+def _after(text: str, node: Node, end: int) -> int:
+    """Where lines added after ``node`` go, given ``end``, the start of the line after
+    its content (:func:`block_end`): before the blank lines a block scalar that ends it
+    took in (the input's: they stay after what is added, and so after what ``--remove``
+    takes out again), unless the scalar keeps them (``|+``: they are its value)."""
+    if "+" in _block_header(text, _last_node(node)):
+        return end
+    return _kept_blank_lines(text, node.start, end)
+
+
+def _block_header(text: str, node: Node) -> str:
+    """The indicators of a block scalar (``|``, ``>-``, ``|+2``); "" for any other node."""
+    if not isinstance(node, ScalarNode) or node.style not in ("|", ">"):
+        return ""
+    header_end = text.find("\n", node.start)
+    return text[node.start : header_end if header_end >= 0 else len(text)].split("#", 1)[0]
+
+
 def _delete_lines(text: str, start: int, end: int) -> Edit:
-    """Delete whole lines; at the end of a text without a final newline, take the one before."""
+    """Delete whole lines (not the blank lines that end them, :func:`_kept_blank_lines`);
+    at the end of a text without a final newline, take the line break before them."""
+    end = _kept_blank_lines(text, start, end)
     if end == len(text) and text and not text.endswith("\n") and start > 0:
         start -= 2 if text[start - 2 : start] == "\r\n" else 1
     return Edit(start, end, "")
@@ -451,6 +503,56 @@ def _insert_lines(text: str, pos: int, lines: Iterable[str], newline: str) -> Ed
     if pos == len(text) and text and not text.endswith("\n"):
         return Edit(pos, pos, newline + body)
     return Edit(pos, pos, body + newline)
+
+
+def _add_key(text: str, mapping: MappingNode, end: int, lines: Iterable[str], newline: str) -> Edit:
+    """The new key's ``lines`` after the mapping's last entry; before it when that entry
+    ends a text without a final newline with a block scalar that keeps its last line
+    break (``|``, ``>``, ``|+``): a line after it would give the scalar that break (its
+    value would change, and a ``-`` to prevent it would outlive ``--remove``)."""
+    if end < len(text) or text.endswith("\n") or not _keeps_break(text, _last_node(mapping)):
+        return _insert_lines(text, end, lines, newline)
+    key_node = mapping.value[-1][0]
+    start = line_start(text, key_node.start)
+    if text[start : key_node.start].strip():
+        raise Unsupported("a block scalar ends the text after a key on a dash's line")
+    return Edit(start, start, newline.join(lines) + newline)
+
+
+def ends_in_open_block_scalar(text: str, root: Node) -> bool:
+    """Whether ``root`` ends ``text``, which has no final newline, with a block scalar
+    that keeps its last line break (``|``, ``>``, ``|+``): a re-dump must write it with
+    ``-`` to keep its value, and ``--remove`` could not give the input back."""
+    text = lf_view(text)
+    if not text or text.endswith("\n"):
+        return False
+    node = _last_node(root)
+    return next_line_start(text, node.end) == len(text) and _keeps_break(text, node)
+
+
+def _last_node(node: Node) -> Node:
+    """The node whose content ends ``node``'s (as :func:`content_end` finds it)."""
+    seen: set[int] = set()
+    while isinstance(node, (MappingNode, SequenceNode)) and node.value and is_block(node):
+        if id(node) in seen:
+            raise Unsupported("recursive alias")
+        seen.add(id(node))
+        node = node.value[-1][1] if isinstance(node, MappingNode) else node.value[-1]
+    return node
+
+
+def _keeps_break(text: str, node: Node) -> bool:
+    """Whether ``node`` is a block scalar without ``-`` (strip) in its header."""
+    header = _block_header(text, node)
+    return bool(header) and "-" not in header
+
+
+def _line_break_start(text: str, pos: int) -> int:
+    """Where the line break that ends just before ``pos`` (a line start, or the end of a
+    text without a final newline) begins: an edit up to there keeps the break."""
+    if text[pos - 2 : pos] == "\r\n":
+        return pos - 2
+    return pos - 1 if pos and text[pos - 1] == "\n" else pos
 
 
 def _is_empty(node: Node) -> bool:
@@ -489,9 +591,9 @@ def _collapse(text: str, root: Node, op: SetValue, newline: str) -> Edit:
         raise Unsupported("sequence does not start on the line after its key")
     comment = text[colon + 1 : key_line_end].strip()
     end = block_end(text, value_node, column(text, key_node.start) + 1)
-    at_unterminated_end = end == len(text) and not text.endswith("\n")
+    end = _kept_blank_lines(text, colon, end)
     body = (" []" if op.value == [] else " {}") + (f"  {comment}" if comment else "")
-    return Edit(colon + 1, end, body if at_unterminated_end else body + newline)
+    return Edit(colon + 1, _line_break_start(text, end), body)
 
 
 def _set_collection(text: str, root: Node, op: SetValue, style: Style, newline: str) -> list[Edit]:
@@ -525,21 +627,18 @@ def _set_collection(text: str, root: Node, op: SetValue, style: Style, newline: 
         raise Unsupported("more content after the value")
     begin = line_start(text, start)
     added = newline.join(lines)
-    unterminated = line_end == len(text) and not text.endswith("\n")
-    # one edit that ends where the value's line ends: new keys added after the mapping
-    # (which ends there too) come after these lines
+    # one edit that ends where the value's line ends, before its line break (which stays,
+    # whatever its kind): new keys added after the mapping (which ends there too) come
+    # after these lines
+    stop = _line_break_start(text, line_end)
     if begin <= colon:  # on the key's line: the token goes (a comment after it stays)
-        body = (f" {after}" if after else "") + newline + added
-        return [Edit(colon + 1, line_end, body if unterminated else body + newline)]
+        return [Edit(colon + 1, stop, (f" {after}" if after else "") + newline + added)]
     if text[begin:start].strip(" "):
         raise Unsupported("the value shares its line with something else")
     if not after:  # on a line of its own: the line goes, the new lines take its place
-        return [Edit(begin, line_end, added if unterminated else added + newline)]
+        return [Edit(begin, stop, added)]
     # a comment after it stays on that line
-    tail = text[end:line_end]
-    return [
-        Edit(start, line_end, tail + newline + added if unterminated else tail + added + newline)
-    ]
+    return [Edit(start, stop, text[end:stop] + newline + added)]
 
 
 def _restore(text: str, root: Node, op: SetValue, newline: str) -> Edit:
@@ -555,10 +654,10 @@ def _restore(text: str, root: Node, op: SetValue, newline: str) -> Edit:
     if colon < 0 or text[key_node.end : colon].strip():
         raise Unsupported("no ':' after the key")
     end = block_end(text, value_node, column(text, key_node.start) + 1)
+    end = _kept_blank_lines(text, colon, end)
     if end <= colon:
         raise Unsupported("the value ends before its key")
-    unterminated = end == len(text) and not text.endswith("\n")
-    return Edit(colon + 1, end, op.text if unterminated else op.text + newline)
+    return Edit(colon + 1, _line_break_start(text, end), op.text)
 
 
 def _in_flow(root: Node, path: Path) -> bool:
@@ -616,7 +715,7 @@ def _to_edit(
         dash_col = column(text, dash_position(text, first))
         offset = _item_offset(text, first, dash_col)
         lines = _rendered(op.items, dash_col, offset, style)
-        at = block_end(text, seq, dash_col + 1)
+        at = _after(text, seq, block_end(text, seq, dash_col + 1))
         return _insert_lines(text, at, lines, newline)
     if type(op) is InsertItems:
         seq = resolve(root, op.path)
@@ -629,7 +728,7 @@ def _to_edit(
         offset = _item_offset(text, first, dash_col) if op.index else 2
         lines = _rendered(op.items, dash_col, offset, style)
         if op.index == len(seq.value):
-            at = block_end(text, seq, dash_col + 1)
+            at = _after(text, seq, block_end(text, seq, dash_col + 1))
             return _insert_lines(text, at, lines, newline)
         at = line_start(text, dash_position(text, seq.value[op.index]))
         return Edit(at, at, newline.join(lines) + newline)
@@ -638,9 +737,9 @@ def _to_edit(
         if not isinstance(mapping, MappingNode) or not is_block(mapping) or not mapping.value:
             raise Unsupported("key target is not a block mapping")
         key_col = entry_column(text, mapping)
-        at = mapping_end(text, mapping, key_col)
+        at = _after(text, mapping, mapping_end(text, mapping, key_col))
         lines = _rendered({op.key: op.value}, key_col, 0, style)
-        return _insert_lines(text, at, lines, newline)
+        return _add_key(text, mapping, at, lines, newline)
     if type(op) is DeleteItem:
         seq = resolve(root, op.path[:-1])
         if not isinstance(seq, SequenceNode) or not is_block(seq):
@@ -673,6 +772,7 @@ def edits_for(
     """The edits that carry out ``ops``; ``trace`` (when given) gets each operation with
     the edits made for it (None for the edits of a flow collection), for the check of
     :mod:`check`."""
+    text = lf_view(text)
     if text and not text.endswith("\n"):
         style = structs.replace(style, literal=False)
     # a document whose first key is double-quoted writes JSON: so do its new flow entries
@@ -825,11 +925,35 @@ def _separator(text: str, coll: Node, entries: list[tuple[int, int]], newline: s
     return ", "
 
 
+def _take_break_at_end(text: str, ordered: list[Edit]) -> None:
+    """The deletion that reaches the end of ``text`` (no final newline) takes the line
+    break before it when merged deletions left it to none (in place in ``ordered``)."""
+    k = len(ordered) - 1
+    while k >= 0 and not (ordered[k].start < ordered[k].end == len(text)):
+        k -= 1
+    if k < 0 or ordered[k].text:
+        return
+    start = ordered[k].start
+    # (a deletion that starts with a line break has taken its own already)
+    if text[start - 1 : start] != "\n" or text[start] in "\r\n":
+        return
+    start -= 2 if text[start - 2 : start] == "\r\n" else 1
+    while k and ordered[k - 1].end > start:
+        if ordered[k - 1].text:
+            raise Unsupported("overlapping edits")
+        start = min(start, ordered[k - 1].start)
+        del ordered[k - 1]
+        k -= 1
+    ordered[k] = Edit(start, len(text), "")
+
+
 def apply_edits(text: str, edits: list[Edit]) -> str:
     """Apply non-overlapping edits; insertions at one point keep the order given.
 
     Deletions that overlap (adjacent blocks at the end of a text without a final
-    newline each take the newline before them) are merged into one.
+    newline each take the newline before them) are merged into one, which takes the
+    newline before it when it reaches that end (as one deletion there does: what is
+    added at the end then comes after a line break of its own, not a second one).
     """
     ordered: list[Edit] = []
     for edit in sorted(edits, key=lambda e: (e.start, e.end)):  # stable
@@ -840,6 +964,8 @@ def apply_edits(text: str, edits: list[Edit]) -> str:
             ordered[-1] = Edit(last.start, max(last.end, edit.end), "")
             continue
         ordered.append(edit)
+    if text and not text.endswith("\n"):
+        _take_break_at_end(text, ordered)
     pieces: list[str] = []
     cursor = 0
     for edit in ordered:

@@ -11,6 +11,7 @@ from proxy_postrender import TYPE_CHECKING
 from proxy_postrender.cli.commands import base
 from proxy_postrender.cli.options import ON_CONFLICT
 from proxy_postrender.cli.runner import profile_path
+from proxy_postrender.errors import InputError
 
 if TYPE_CHECKING:
     from proxy_postrender.redact import Redactor
@@ -24,6 +25,11 @@ if TYPE_CHECKING:
 @click.option("--https-proxy", metavar="URL", help="Override spec.httpsProxy.")
 @click.option("--no-proxy", metavar="LIST", help="Replace spec.noProxy (comma-separated).")
 @click.option("--on-conflict", type=click.Choice(list(ON_CONFLICT)))
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Fail on an object the filter changes that no patch can reach (spec.strict too).",
+)
 def patches_command(
     profile_arg: str | None,
     profile_opt: str | None,
@@ -32,6 +38,7 @@ def patches_command(
     https_proxy: str | None,
     no_proxy: str | None,
     on_conflict: str | None,
+    strict: bool,
 ) -> None:
     """Print, for a rendered chart on stdin, the kustomize patches that make the same change
     (a Flux HelmRelease's spec.postRenderers[].kustomize.patches)."""
@@ -58,15 +65,21 @@ def patches_command(
             redactor=redactor,
         )
         # kubeadm objects cannot be patched by name and merge key: they are left out
-        request = structs.replace(to_request(loaded), nodes=None)
+        request = structs.replace(to_request(loaded, strict=strict), nodes=None)
         text, _ = stream.decode(sys.stdin.buffer.read())
         result = engine.process(text, request)
         injected = _parsed(result.text, ANNOTATION)
         # "value" also finds "valueFrom": the render's entries a patch may have to null
-        patches = patches_mod.to_yaml(patches_mod.flux_patches(injected, _parsed(text, "value")))
+        found = patches_mod.flux_patches(injected, _parsed(text, "value"))
+        custom, skipped = patches_mod.custom_patches(text, result.text, request.targets)
+        skipped += _nameless(result.text)
+        if skipped and request.strict:
+            raise skipped[0]
+        patches = patches_mod.to_yaml([*found, *custom])
         warnings = [
             *runner.flag_password_warnings(http_proxy, https_proxy),
             *_warnings(text, result.text),
+            *(f"{error}; render it in CI instead (docs/flux.md)" for error in skipped),
         ]
         reporter = base.reporter()
         runner.commit(lambda out: out.write(patches.encode("utf-8", "surrogateescape")), reporter)
@@ -93,6 +106,24 @@ def _parsed(text: str, needle: str) -> str:
             continue
         kept.append(segment.text if segment.text.endswith("\n") else segment.text + "\n")
     return "".join(kept)
+
+
+def _nameless(after: str) -> list[InputError]:
+    """The built-in workloads the filter changed that have no name (``generateName``):
+    a patch's target cannot pick them."""
+    from proxy_postrender.cli.patches import located_objects
+    from proxy_postrender.objects import annotations_of, dig
+    from proxy_postrender.pods.workloads import ANNOTATION
+    from proxy_postrender.targets import BUILT_IN, PODS
+
+    kinds = frozenset(t.kind for t in BUILT_IN.of_planner(PODS))
+    return [
+        InputError("no patch can target an object without a name", context)
+        for obj, context in located_objects(after, kinds)
+        if BUILT_IN.paths(obj, PODS)
+        and ANNOTATION in annotations_of(obj)
+        and not isinstance(dig(obj, "metadata", "name"), str)
+    ]
 
 
 def _warnings(before: str, after: str) -> list[str]:

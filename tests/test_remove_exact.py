@@ -1,0 +1,210 @@
+"""``--remove`` on the output gives back the input byte for byte (SPEC 5, invariant 9) in
+the layouts issue 27 found it did not (finding 12), and in those its property test found
+next to them.
+
+- A line break other than LF (U+2028, U+2029, NEL, a CR alone), which YAML readers
+  (libyaml, go-yaml) take as one: the splicer counted lines from LF alone, put the new
+  lines at the wrong column, and the round-trip fallback re-indented the document.
+- A block scalar (``hostname: >``) that ends a stream without a final newline, where the
+  tool adds a key after it (``volumes`` of ``caBundle.workloads``): a line after it gives
+  it a line break, so the fallback wrote ``>-``. The new key now goes before the last
+  one; where nothing can go before it (a list's items), the run refuses.
+- Blank lines at the end of a kubeadm document (EKS Anywhere writes them) after the
+  tool's drop-in files: a block scalar's node takes them in, and deleting the tool's
+  files took them along.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from proxy_postrender import engine
+from proxy_postrender.errors import InputError
+from proxy_postrender.request import Request
+from tests.helpers import GOLDEN, SHARED_PROFILE, run_cli
+from tests.test_properties import NODES, REMOVE, REQUEST
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  annotations:
+    a: b
+spec:
+  template:
+    spec:
+      containers:
+      - name: app
+        image: nginx
+        env:
+        - name: A
+          value: b
+        - name: EMPTY
+          value: null
+      - name: side
+        image: x
+        env: null
+"""
+KUBEADM = """\
+apiVersion: controlplane.cluster.x-k8s.io/v1beta1
+kind: KubeadmControlPlane
+metadata:
+  name: cp
+spec:
+  kubeadmConfigSpec:
+    preKubeadmCommands:
+    - echo hi
+    files:
+    - path: /x
+      content: y
+"""
+BREAKS = ["\u2028", "\u2029", "\x85", "\r"]
+
+
+def _round_trip(text: str, request: Request = REQUEST) -> str:
+    out = engine.process(text, request).text
+    assert engine.process(out, request).text == out
+    return engine.process(out, REMOVE).text
+
+
+@pytest.mark.parametrize("brk", BREAKS, ids=["LS", "PS", "NEL", "CR"])
+@pytest.mark.parametrize("doc", [DEPLOYMENT, KUBEADM], ids=["deployment", "kubeadm"])
+def test_remove_is_exact_with_another_line_break_at_any_line(doc: str, brk: str) -> None:
+    lines = doc.split("\n")
+    for at in range(len(lines) - 1):
+        text = "\n".join(lines[: at + 1]) + brk + "\n".join(lines[at + 1 :])
+        assert _round_trip(text) == text, (at, text)
+
+
+def test_the_reported_line_separator_after_metadata_is_spliced_and_removed_exactly() -> None:
+    # no annotations: the tool adds the key after "name", at the column after the U+2028
+    text = DEPLOYMENT.replace("metadata:\n", "metadata:\u2028", 1).replace(
+        "  annotations:\n    a: b\n", ""
+    )
+    proc = run_cli([str(SHARED_PROFILE)], text.encode())
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.decode()
+    assert "metadata:\u2028  name: web\n" in out  # spliced, not re-indented
+    back = run_cli([str(SHARED_PROFILE), "--remove"], proc.stdout)
+    assert back.returncode == 0, back.stderr
+    assert back.stdout == text.encode()
+
+
+def test_an_empty_value_ended_by_a_line_separator_comes_back_as_written() -> None:
+    text = DEPLOYMENT.replace("env: null\n", "env: ~\u2028        args: [x]\n")
+    assert _round_trip(text) == text
+
+
+def _ca_case(tmp_path: Path) -> Path:
+    for name in ("profile.yaml", "corp-ca.pem"):
+        shutil.copy(GOLDEN / "ca-workloads" / name, tmp_path / name)
+    return tmp_path
+
+
+HOSTNAME_LAST = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: shop
+spec:
+  template:
+    spec:
+      containers:
+      - name: app
+        image: nginx
+      hostname: >
+        foo"""
+
+
+@pytest.mark.parametrize("header", [">", "|", "|+", ">2"])
+def test_a_final_block_scalar_without_a_final_newline_survives_ca_workloads(
+    tmp_path: Path, header: str
+) -> None:
+    case = _ca_case(tmp_path)
+    text = HOSTNAME_LAST.replace("hostname: >", f"hostname: {header}")
+    proc = run_cli(["profile.yaml"], text.encode(), cwd=case)
+    assert proc.returncode == 0, proc.stderr
+    assert f"hostname: {header}\n        foo\n---" in proc.stdout.decode()
+    back = run_cli(["profile.yaml", "--remove"], proc.stdout, cwd=case)
+    assert back.returncode == 0, back.stderr
+    assert back.stdout == text.encode()
+
+
+def test_items_after_a_final_block_scalar_are_refused_not_rewritten() -> None:
+    """Env entries go after the last one, a block scalar that ends the stream: no place
+    keeps its value and its ``>``; the run fails naming the document."""
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n"
+        "  - name: app\n    image: nginx\n    env:\n    - name: A\n      value: >\n        foo"
+    )
+    with pytest.raises(InputError, match=r"block scalar .* without a final newline"):
+        engine.process(text, REQUEST)
+    proc = run_cli([str(SHARED_PROFILE)], text.encode())
+    assert proc.returncode == 1 and proc.stdout == b""
+    (line,) = proc.stderr.decode().splitlines()
+    assert "document 1 (line 1, Pod p)" in line and "end the document with a newline" in line
+
+
+# EKS Anywhere's generated KubeadmControlPlane: preKubeadmCommands before files, and
+# blank lines before the next document
+EKSA = """\
+apiVersion: controlplane.cluster.x-k8s.io/v1beta1
+kind: KubeadmControlPlane
+metadata:
+  name: mgmt
+  namespace: eksa-system
+spec:
+  kubeadmConfigSpec:
+    preKubeadmCommands:
+    - hostname "{{ ds.meta_data.hostname }}"
+    - echo "::1         ipv6-localhost ipv6-loopback" >/etc/hosts
+    files:
+    - content: |
+        apiVersion: v1
+        kind: Pod
+      owner: root:root
+      path: /etc/kubernetes/manifests/kube-vip.yaml
+    users:
+    - name: ec2-user
+{tail}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: after
+"""
+
+
+@pytest.mark.parametrize("tail", ["", "\n", "\n\n", "  \n"], ids=["none", "one", "two", "spaces"])
+@pytest.mark.parametrize("users", [True, False], ids=["users-last", "files-last"])
+def test_blank_lines_after_a_kubeadm_spec_survive_remove(tail: str, users: bool) -> None:
+    text = EKSA.replace("{tail}\n", tail)
+    if not users:
+        text = text.replace("    users:\n    - name: ec2-user\n", "")
+    proc = run_cli([str(SHARED_PROFILE)], text.encode())
+    assert proc.returncode == 0, proc.stderr
+    back = run_cli([str(SHARED_PROFILE), "--remove"], proc.stdout)
+    assert back.returncode == 0, back.stderr
+    assert back.stdout.decode() == text
+
+
+CHANGED = Request(
+    env=(("HTTP_PROXY", "http://other:8080"), ("http_proxy", "http://other:8080")), nodes=NODES
+)
+
+
+@pytest.mark.parametrize("end", ["", "\n\n"], ids=["no-final-newline", "blank-line"])
+def test_a_changed_profile_replaces_drop_ins_at_the_end_of_the_text(end: str) -> None:
+    """Found by the property test once it wrote these layouts: the tool's drop-ins end the
+    text; the deleted ones took one line break too few (no final newline) or the new ones
+    went after the blank line (blank line)."""
+    text = KUBEADM.replace("    files:\n    - path: /x\n      content: y\n", "").rstrip("\n")
+    text += end
+    out = engine.process(text, REQUEST).text
+    assert engine.process(out, CHANGED).text == engine.process(text, CHANGED).text
+    assert engine.process(out, REMOVE).text == text
