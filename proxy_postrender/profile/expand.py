@@ -33,18 +33,25 @@ if TYPE_CHECKING:
 _VAR = r"\$(\$?)\{([^}]*)\}"
 
 
-def expand_vars(
-    value: str, where: str, environ: Mapping[str, str], denied: str | None = None
-) -> str:
-    """Replace ``${NAME}`` with the environment variable; ``$${`` escapes. ``denied``:
-    the profile may read no variable, and this says why."""
+def _substituted(value: str, variable: Callable[[str], str]) -> str:
+    """``value`` with each ``${NAME}`` replaced by ``variable(NAME)``; ``$${`` escapes."""
     if "${" not in value:
         return value
 
     def substitute(match: re.Match[str]) -> str:
         escaped, name = match.group(1), match.group(2)
-        if escaped:
-            return "${" + name + "}"
+        return "${" + name + "}" if escaped else variable(name)
+
+    return re.sub(_VAR, substitute, value)
+
+
+def expand_vars(
+    value: str, where: str, environ: Mapping[str, str], denied: str | None = None
+) -> str:
+    """Replace ``${NAME}`` with the environment variable; ``$${`` escapes. ``denied``:
+    the profile may read no variable, and this says why."""
+
+    def variable(name: str) -> str:
         if not re.match(check.VARIABLE, name):
             raise ProfileError(f"{where}: '${{{name}}}' is not a valid variable reference")
         if denied is not None:
@@ -53,24 +60,19 @@ def expand_vars(
             raise ProfileError(f"{where}: environment variable {name} is not set")
         return environ[name]
 
-    return re.sub(_VAR, substitute, value)
+    return _substituted(value, variable)
 
 
 def literal(value: str, where: str) -> str:
     """A value of a field that expands nothing: ``$${`` escapes, a reference is an error."""
-    if "${" not in value:
-        return value
 
-    def substitute(match: re.Match[str]) -> str:
-        escaped, name = match.group(1), match.group(2)
-        if escaped:
-            return "${" + name + "}"
+    def variable(name: str) -> str:
         raise ProfileError(
             f"{where}: '${{{name}}}' is not expanded here: only {_words(expanding())} "
             "may hold ${VAR} references (write $${ for a literal ${)"
         )
 
-    return re.sub(_VAR, substitute, value)
+    return _substituted(value, variable)
 
 
 def _words(names: list[str]) -> str:

@@ -100,13 +100,7 @@ def column(text: str, pos: int) -> int:
 
 def content_end(node: Node) -> int:
     """Offset just after the last character that belongs to ``node``'s content."""
-    seen: set[int] = set()
-    while isinstance(node, (MappingNode, SequenceNode)) and node.value and is_block(node):
-        if id(node) in seen:
-            raise Unsupported("recursive alias")
-        seen.add(id(node))
-        node = node.value[-1][1] if isinstance(node, MappingNode) else node.value[-1]
-    return node.end
+    return _last_node(node).end
 
 
 def mapping_entry(node: Node, key: str) -> tuple[Node, Node]:
@@ -531,7 +525,8 @@ def ends_in_open_block_scalar(text: str, root: Node) -> bool:
 
 
 def _last_node(node: Node) -> Node:
-    """The node whose content ends ``node``'s (as :func:`content_end` finds it)."""
+    """The node whose content ends ``node``'s: the last value of its last entry, down
+    through block collections."""
     seen: set[int] = set()
     while isinstance(node, (MappingNode, SequenceNode)) and node.value and is_block(node):
         if id(node) in seen:
