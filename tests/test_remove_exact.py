@@ -24,6 +24,7 @@ import pytest
 from proxy_postrender import engine
 from proxy_postrender.errors import InputError
 from proxy_postrender.request import Request
+from proxy_postrender.yamltext import libyaml
 from tests.helpers import GOLDEN, SHARED_PROFILE, run_cli
 from tests.test_properties import NODES, REMOVE, REQUEST
 
@@ -208,3 +209,34 @@ def test_a_changed_profile_replaces_drop_ins_at_the_end_of_the_text(end: str) ->
     out = engine.process(text, REQUEST).text
     assert engine.process(out, CHANGED).text == engine.process(text, CHANGED).text
     assert engine.process(out, REMOVE).text == text
+
+
+# a literal block scalar that ends a container: its last lines hold only spaces, more
+# of them (8) than its indentation (6), so they are its content ("foo\n  \n"); the
+# blank line after them holds fewer (2), and is no content of it
+SPACES_IN_SCALAR = (
+    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n"
+    "  - name: c\n    image: busybox\n    args: |\n      foo\n        \n  \n"
+    "  - name: d\n    image: busybox\n"
+)
+
+
+@pytest.mark.parametrize("final_newline", [True, False])
+def test_lines_of_spaces_that_are_a_scalars_content_stay_in_it(final_newline: bool) -> None:
+    """Found in review: lines of white space after a block scalar were all taken for the
+    input's blank lines, so the tool's lines went into the scalar (its value changed,
+    the document was dumped, or refused without a final newline). Lines of more spaces
+    than the scalar's indentation are its content: the new lines go after them, and
+    only before the lines that are blank."""
+    # without a final newline: the scalar ends the text, its last line of spaces too
+    text = SPACES_IN_SCALAR if final_newline else SPACES_IN_SCALAR.split("  \n  - name: d")[0]
+    result = engine.process(text, REQUEST)
+    assert [o.method for o in result.changed] == ["splice"]
+    out = result.text
+    (doc,) = libyaml.load_data(out)
+    assert doc["spec"]["containers"][0]["args"] == "foo\n  \n"  # as in the input
+    assert libyaml.load_data(text)[0]["spec"]["containers"][0]["args"] == "foo\n  \n"
+    if final_newline:
+        assert "    args: |\n      foo\n        \n    env:\n" in out
+    back = engine.process(out, REMOVE)
+    assert back.text == text

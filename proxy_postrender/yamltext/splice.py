@@ -452,14 +452,19 @@ def _item_offset(text: str, first: Node, dash_col: int) -> int:
         return 2
 
 
-def _kept_blank_lines(text: str, start: int, end: int) -> int:
+def _kept_blank_lines(text: str, start: int, end: int, spaces: int | None = None) -> int:
     """``end`` (a line start after ``start``) moved back over the blank lines that end the
     range: a block scalar's node ends after the blank lines that follow it, but the tool
     writes no blank line, so they are the input's and stay (``--remove`` gives them back
-    where the tool's lines came between them and the scalar before)."""
+    where the tool's lines came between them and the scalar before). ``spaces``: a blank
+    line is at most that many spaces (more would be the scalar's content); None: any
+    line of white space (the range is the tool's, which writes none)."""
     while end > start:
         begin = text.rfind("\n", start, end - 1) + 1
-        if begin <= start or text[begin:end].strip(" \t\r\n"):
+        line = text[begin:end].rstrip("\r\n")
+        if begin <= start or (
+            line.strip(" \t") if spaces is None else line.strip(" ") or len(line) > spaces
+        ):
             break
         end = begin
     return end
@@ -469,10 +474,32 @@ def _after(text: str, node: Node, end: int) -> int:
     """Where lines added after ``node`` go, given ``end``, the start of the line after
     its content (:func:`block_end`): before the blank lines a block scalar that ends it
     took in (the input's: they stay after what is added, and so after what ``--remove``
-    takes out again), unless the scalar keeps them (``|+``: they are its value)."""
-    if "+" in _block_header(text, _last_node(node)):
+    takes out again), unless the scalar keeps them (``|+``: they are its value). Lines
+    of more spaces than the scalar's indentation are its content, and stay in it."""
+    last = _last_node(node)
+    header = _block_header(text, last)
+    if not header:
+        return end  # only a block scalar takes in the lines after it
+    if "+" in header:
         return end
-    return _kept_blank_lines(text, node.start, end)
+    return _kept_blank_lines(text, node.start, end, _content_indent(text, last, header))
+
+
+def _content_indent(text: str, scalar: Node, header: str) -> int:
+    """How many spaces a blank line of the block ``scalar`` may hold and still be blank:
+    its content indentation (that of its first line with more than spaces); 0 with an
+    indentation indicator (``|2``: the parent's indentation is not looked up here), or
+    when no line has content."""
+    if any(c.isdigit() for c in header):
+        return 0
+    body_start = text.find("\n", scalar.start) + 1
+    if body_start <= 0:
+        return 0
+    for line in text[body_start : scalar.end].split("\n"):
+        content = line.rstrip("\r")
+        if content.strip(" "):
+            return len(content) - len(content.lstrip(" "))
+    return 0
 
 
 def _block_header(text: str, node: Node) -> str:
