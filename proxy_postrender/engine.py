@@ -161,6 +161,7 @@ def _workloads_env(
     is refused, a large one is a warning."""
     env = request.env
     cause = ""
+    last: DocumentContext | None = None  # the last Service the preset counted
     if _services_preset(request):
         from proxy_postrender.noproxy.discovery import discover_services  # lazy: start-up
 
@@ -171,12 +172,13 @@ def _workloads_env(
         result.warnings.append(resolved.cost)
         result.findings += [Finding(LEFT_OUT_CODE, w) for w in resolved.left_out]
         cause = f" (the {SERVICES} preset names {len(services)} Services of the stream)"
+        last = services[-1].context if services else None
     value = dict(env).get("NO_PROXY", dict(env).get("no_proxy", ""))
     refused = size.too_large(value, "the workloads")
     if refused is not None:
         if not cause:
             raise ProfileError(refused)
-        raise InputError(refused + cause)
+        raise InputError(refused + cause, last)
     warning = size.large(value, "the workloads")
     if warning is not None:
         result.findings.append(Finding(size.SIZE_CODE, warning + cause))

@@ -180,6 +180,8 @@ def test_many_services_are_an_error_before_the_kernel_refuses(tmp_path: Path) ->
     assert proc.returncode == 1, err
     assert "NO_PROXY of the workloads would be" in err and "services preset" in err
     assert err.count("\n") == 1 and proc.stdout == b""
+    # the error names a document, as every error does: the last Service counted
+    assert f"document {len(docs) + 1} (line " in err and f"/{_names(700, 63)[-1]})" in err
 
 
 def test_a_large_no_proxy_is_a_warning_long_before(tmp_path: Path) -> None:

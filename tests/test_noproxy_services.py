@@ -70,13 +70,16 @@ def _services(namespace: str | None = None) -> tuple[discovery.ServiceRef, ...]:
     return discovery.discover_services(stream.split(STREAM.decode()), namespace)
 
 
+def _fields(services: tuple[discovery.ServiceRef, ...]) -> list[tuple[str, str, int | None]]:
+    return [(service.namespace, service.name, service.port) for service in services]
+
+
 def test_the_services_of_a_stream_are_found() -> None:
-    assert _services() == (
-        discovery.ServiceRef("shop", "web", 8080),
-        discovery.ServiceRef("", "cache", 6379),
-        discovery.ServiceRef("data", "db", None),
-    )
-    assert _services("shop")[1] == discovery.ServiceRef("shop", "cache", 6379)
+    expected = [("shop", "web", 8080), ("", "cache", 6379), ("data", "db", None)]
+    assert _fields(_services()) == expected
+    assert _fields(_services("shop"))[1] == ("shop", "cache", 6379)
+    # each knows its document, for an error about it
+    assert [s.context.index if s.context else None for s in _services()] == [1, 2, 3]
 
 
 def test_check_reports_the_short_names_that_go_through_the_proxy() -> None:

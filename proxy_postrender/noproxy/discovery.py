@@ -403,6 +403,7 @@ class ServiceRef(FrozenStruct):
     namespace: str  # "" when the document names none and no --namespace is given
     name: str
     port: int | None = None  # its first port, when it names one
+    context: DocumentContext | None = None  # its document, for an error about it
 
 
 def _service(obj: Mapping[str, Any], namespace: str, context: DocumentContext) -> ServiceRef | None:
@@ -429,7 +430,7 @@ def _service(obj: Mapping[str, Any], namespace: str, context: DocumentContext) -
     ports = dig(obj, "spec", "ports")
     first = dig(ports[0], "port") if isinstance(ports, list) and ports else None
     port = first if isinstance(first, int) and not isinstance(first, bool) else None
-    return ServiceRef(str(own or namespace), str(name), port)
+    return ServiceRef(str(own or namespace), str(name), port, context)
 
 
 def _escaped(text: str | None) -> str | None:
