@@ -255,7 +255,10 @@ def test_a_kustomize_plugins_own_arguments_do_not_allow_the_environment(tmp_path
     proc = run_cli([str(profile), "--allow-env"], DEPLOYMENT.encode(), env=env)
     assert proc.returncode == 2 and proc.stdout == b""
     assert TOKEN.encode() not in proc.stderr
-    assert b"allow it with PROXY_POSTRENDER_ALLOW_ENV=1 if you trust" in proc.stderr
+    assert b"takes the config's path alone: the 1 argument(s) after it" in proc.stderr
+    alone = run_cli([str(profile)], DEPLOYMENT.encode(), env=env)
+    assert alone.returncode == 2 and TOKEN.encode() not in alone.stderr
+    assert b"allow it with PROXY_POSTRENDER_ALLOW_ENV=1 if you trust" in alone.stderr
     allowed = run_cli(
         [str(profile)], DEPLOYMENT.encode(), env={**env, "PROXY_POSTRENDER_ALLOW_ENV": "1"}
     )
@@ -432,3 +435,18 @@ def test_flux_patches_carry_the_ca_mount_and_name_what_they_cannot(tmp_path: Pat
                 return sorted(sorted(m.items()) for m in c.get("volumeMounts", []))
 
             assert mounts(mine) == mounts(theirs)
+
+
+def test_a_kustomize_config_cannot_name_a_file_for_the_tool_to_write(tmp_path: Path) -> None:
+    """Found in an adversarial test: kustomize passes a config's ``argsOneLiner`` after its
+    path, and ``--log-file`` there made the tool append to a file the config's author
+    chose (the build failed after). Now the arguments are refused before anything is
+    opened, through the real ``kubectl kustomize``."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("untouched\n")
+    created = tmp_path / "created.txt"
+    spec = f"argsOneLiner: --log-file {victim} --report={created}\n"
+    proc = _plugin_build(tmp_path / "k", spec, {})
+    assert proc.returncode != 0 and proc.stdout == ""
+    assert "takes the config's path alone" in proc.stderr
+    assert victim.read_text() == "untouched\n" and not created.exists()

@@ -8,6 +8,7 @@ errors are one line on stderr, exit 2, and nothing on stdout."""
 from __future__ import annotations
 
 import gc
+import os
 import sys
 
 from proxy_postrender.cli import options, table
@@ -23,8 +24,12 @@ def main(argv: list[str] | None = None) -> None:
         # time (about 1 % of a 500-document run). Not for callers in their own process.
         gc.freeze()
     args = list(sys.argv[1:] if argv is None else argv)
-    reporter = Reporter.for_argv(args)
+    refused = _plugin_arguments(args)
+    # (a log file named by refused arguments is never opened)
+    reporter = Reporter.for_argv(args, log_from_argv=refused is None)
     try:
+        if refused is not None:
+            raise UsageError(refused)
         params = options.parse_plain(args)
         if params is None:
             _dispatch(args, reporter)
@@ -35,6 +40,15 @@ def main(argv: list[str] | None = None) -> None:
     except UsageError as exc:
         reporter.error(str(exc))
         sys.exit(exc.exit_code)
+
+
+def _plugin_arguments(args: list[str]) -> str | None:
+    """Why kustomize's exec-plugin arguments are refused (cli/trust.py), None mostly."""
+    if not os.environ.get("KUSTOMIZE_PLUGIN_CONFIG_ROOT"):
+        return None  # (trust.py only when kustomize runs the tool: start-up)
+    from proxy_postrender.cli import trust
+
+    return trust.plugin_arguments(args)
 
 
 def _dispatch(args: list[str], reporter: Reporter) -> None:

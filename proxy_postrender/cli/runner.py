@@ -129,13 +129,15 @@ class Reporter:
         self.helm_plugin = bool(os.environ.get("HELM_PLUGIN_NAME"))
 
     @classmethod
-    def for_argv(cls, args: Sequence[str]) -> Reporter:
+    def for_argv(cls, args: Sequence[str], *, log_from_argv: bool = True) -> Reporter:
         """The reporter of a process started with ``args``: it knows the credentials
-        in argv and in the environment before anything is parsed."""
+        in argv and in the environment before anything is parsed (``log_from_argv``:
+        whether a --log-file in ``args`` counts)."""
         redactor = Redactor()
         redactor.add_urls(_argv_secrets(args))
         redactor.add_urls(environment_value(n) for n in (HTTP_PROXY_ENV, HTTPS_PROXY_ENV))
-        return cls(_argv_log_file(args) or _default_log_file(), redactor)
+        named = _argv_log_file(args) if log_from_argv else None
+        return cls(named or _default_log_file(), redactor)
 
     def _log(self, text: str) -> None:
         if not self.log_file:

@@ -66,5 +66,21 @@ def profile_file(params: Params, path: str | None) -> InputProfile | None:
     return None
 
 
+def plugin_arguments(args: list[str]) -> str | None:
+    """Why ``args`` are refused when kustomize runs the tool as an exec plugin (None: they
+    are not): the config's path comes alone, for what follows it is the config's own
+    (``argsOneLiner``, ``argsFromFile``), and its author may not choose the tool's options,
+    least of all the files it writes (``--log-file``, ``--report=FILE``). Checked before
+    anything is opened."""
+    if not os.environ.get(KUSTOMIZE_ROOT) or len(args) < 2:
+        return None
+    return (
+        f"run as a kustomize exec plugin ({KUSTOMIZE_ROOT} is set), proxy-postrender takes "
+        f"the config's path alone: the {len(args) - 1} argument(s) after it come from the "
+        "config (argsOneLiner, argsFromFile), whose author may not choose the tool's "
+        "options or the files it writes; set options in the profile or the environment"
+    )
+
+
 def _input(route: str, directory: str, params: Params) -> InputProfile:
     return InputProfile(route, directory, allow_env(params), HOW_TO_ALLOW)
