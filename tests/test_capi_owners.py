@@ -261,6 +261,17 @@ def test_krm_strict_is_an_error_result_and_a_non_zero_exit() -> None:
         ("export \\\n  HTTP_PROXY=x", True, ["HTTP_PROXY"]),
         ('export "HTTPS_PROXY=a b"', True, ["HTTPS_PROXY"]),
         ("readonly no_proxy=x", True, ["no_proxy"]),
+        # found by an adversarial test of the fix: wrappers, escaped words, inner shells
+        ('sh -c "HTTP_PROXY=x kubeadm join"', True, ["HTTP_PROXY"]),
+        ("bash -ec 'export https_proxy=x'", True, ["https_proxy"]),
+        ("timeout 300 env HTTPS_PROXY=x kubeadm join", True, ["HTTPS_PROXY"]),
+        ("timeout -k 5 -s TERM 300 env NO_PROXY=x kubeadm", True, ["NO_PROXY"]),
+        ("builtin export NO_PROXY=a", True, ["NO_PROXY"]),
+        ("\\export HTTP_PROXY=x", True, ["HTTP_PROXY"]),
+        ("eval export no_proxy=x", True, ["no_proxy"]),
+        ("stdbuf -oL env HTTP_PROXY=x kubeadm join", True, ["HTTP_PROXY"]),
+        ('/bin/sh -c "sh -c \\"HTTPS_PROXY=y kubeadm\\""', True, ["HTTPS_PROXY"]),
+        ("sh /root/setup.sh HTTP_PROXY=x", True, []),
         # not an assignment, or one that takes the export away
         ("# export HTTP_PROXY=x\necho hi", True, []),
         ("echo 'export HTTP_PROXY=x' >> /root/notes", True, []),
