@@ -181,8 +181,8 @@ def documents(result: Result, request: Request, out: Output) -> list[str]:
     docs = ["---\n" + "\n".join(block_lines(item.document())) + "\n" for item in made]
     if out.partial_line() or unterminated:
         docs[-1] = docs[-1][:-1]
-    if out.partial_line():
-        docs[0] = "\n" + docs[0]
+    if out.partial_line():  # the document's own line break ends its last line
+        docs[0] = out.line_break() + docs[0]
     return docs
 
 

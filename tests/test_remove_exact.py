@@ -240,3 +240,45 @@ def test_lines_of_spaces_that_are_a_scalars_content_stay_in_it(final_newline: bo
         assert "    args: |\n      foo\n        \n    env:\n" in out
     back = engine.process(out, REMOVE)
     assert back.text == text
+
+
+@pytest.mark.parametrize("header", [">", "|-", "|"])
+def test_a_crlf_document_that_ends_the_stream_comes_back_exactly(
+    tmp_path: Path, header: str
+) -> None:
+    """Found in an adversarial test: a CR LF document at the end of an unterminated
+    stream got the tool's documents after an LF, and ``--remove`` left its last line
+    ending in a CR. The tool's line break before its documents is now the document's."""
+    case = _ca_case(tmp_path)
+    text = HOSTNAME_LAST.replace("hostname: >", f"hostname: {header}").replace("\n", "\r\n")
+    proc = run_cli(["profile.yaml"], text.encode(), cwd=case)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.decode()
+    assert "\r\n---\napiVersion: v1\nkind: ConfigMap" in out
+    assert "\n---" not in out.replace("\r\n---", "")
+    again = run_cli(["profile.yaml"], proc.stdout, cwd=case)
+    assert again.stdout == proc.stdout
+    back = run_cli(["profile.yaml", "--remove"], proc.stdout, cwd=case)
+    assert back.returncode == 0, back.stderr
+    assert back.stdout == text.encode()
+
+
+@pytest.mark.parametrize("limit", [None, 1])
+def test_the_output_takes_back_the_line_break_it_gave(limit: int | None) -> None:
+    """In memory and in its file: the line break the tool writes before its documents
+    is the text's own, and dropping it takes it whole (a CR alone at the end of an LF
+    text is the input's, and stays)."""
+    from proxy_postrender.yamltext import spool
+
+    for text, expected in (("a: 1\r\nb: 2", "\r\n"), ("a: 1\nb: 2", "\n"), ("b: 2", "\n")):
+        with spool.Output(memory_limit=limit) as out:
+            out.write(text)
+            assert out.line_break() == expected
+            out.write(expected)
+            out.drop_final_newline()
+            assert "".join(s.text for s in out.segments()) == text
+    with spool.Output(memory_limit=limit) as out:
+        out.write("a: 1\nb: 2\r")
+        out.write("\n")
+        out.drop_final_newline()
+        assert "".join(s.text for s in out.segments()) == "a: 1\nb: 2\r"

@@ -100,10 +100,43 @@ class Output:
         """Whether the output so far ends inside a line (a new document needs a newline first)."""
         return bool(self._last) and self._last != "\n"
 
+    def line_break(self) -> str:
+        """The line break of the text so far (its last one): ``\r\n`` or ``\n``."""
+        tail = self._tail()
+        at = tail.rfind("\n")
+        return "\r\n" if at > 0 and tail[at - 1] == "\r" else "\n"
+
     def drop_final_newline(self) -> None:
-        """Take back a ``\n`` that ends the text so far (one the tool wrote itself)."""
+        """Take back the line break that ends the text so far (one the tool wrote itself,
+        as :meth:`line_break` gave it: a ``\r\n`` where the line break before it is one)."""
         if self._last != "\n":
             return
+        tail = self._tail()
+        before = tail.rfind("\n", 0, len(tail) - 2)
+        crlf = tail.endswith("\r\n") and (before < 0 or tail[before - 1 : before] == "\r")
+        self._drop_last()
+        if crlf:
+            self._drop_last()
+
+    def _tail(self, size: int = 4096) -> str:
+        """At most the last ``size`` characters of the text so far (for its line breaks;
+        from a file, what its last bytes decode to)."""
+        if self._file is None:
+            pieces: list[str] = []
+            held = 0
+            for piece in reversed(self._pieces):
+                pieces.append(piece)
+                held += len(piece)
+                if held >= size:
+                    break
+            return "".join(reversed(pieces))[-size:]
+        end = self._file.seek(0, 2)
+        self._file.seek(max(end - size, 0))
+        self._read = True  # the next write seeks back to the end
+        return self._file.read(size).decode("utf-8", "surrogateescape")
+
+    def _drop_last(self) -> None:
+        """Take back the last character of the text so far."""
         if self._file is None:
             self._pieces[-1] = self._pieces[-1][:-1]
             if self._segments:
