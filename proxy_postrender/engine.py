@@ -362,8 +362,23 @@ def _rewrite(
         why = "the spliced text did not read back as planned"
     except splice.Unsupported as exc:
         why = f"the splice was refused ({exc})"
+    return _dumped(segment, docs, changes, index, style, expected, why)
+
+
+def _dumped(
+    segment: stream.Segment,
+    docs: list[tuple[Node, Any]],
+    changes: list[list[Op]],
+    index: int,
+    style: splice.Style,
+    expected: list[Any],
+    why: str,
+) -> tuple[str, str]:
+    """The round-trip fallback of :func:`_rewrite` (``why``: why the splice was not
+    written), within its bounds, and verified like a splice."""
     from proxy_postrender.yamltext import libyaml
 
+    newline = segment.newline
     if splice.ends_in_open_block_scalar(segment.text, docs[-1][0]):
         raise InputError(
             f"could not apply the change: {why}, and a re-dump would end the block scalar "

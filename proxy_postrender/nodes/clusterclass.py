@@ -174,20 +174,8 @@ def _follow_up(
         return None
     if pointer in pointers and literal:
         return None  # a literal list: extended in place
-    source: Mapping[str, Any] = value_from if isinstance(value_from, Mapping) else {}
-    if not literal and source is not value_from:
-        raise InputError(f"{where} has neither a value nor a valueFrom mapping")
-    if not literal and not isinstance(source.get("template", ""), str):
-        raise InputError(f"{where}.valueFrom.template is not a string")
-    if not literal and "template" not in source:
-        variable = source.get("variable")
-        raise _refusal(
-            name,
-            where,
-            pointer,
-            f"from the variable {variable!r}, whose value the tool cannot see or extend; "
-            "append with a path ending in '/-' instead, or add the entries to that value yourself",
-        )
+    if not literal:
+        _check_template_source(value_from, pointer, name, where)
     deeper = [p for p in lists if p != pointer and "/" in p[len(pointer) + 1 :]]
     if deeper:
         raise _refusal(
@@ -227,6 +215,38 @@ def _follow_up(
         raise _refusal(
             name, where, pointer, f"from a template the tool cannot read safely: {exc}"
         ) from None
+    return _list_patches(lists, kinds, files, commands, pointer, name, where)
+
+
+def _check_template_source(value_from: Any, pointer: str, name: Any, where: str) -> None:
+    """Refuse a patch without a literal value whose ``valueFrom`` is no template the
+    tool can read (a variable's value it cannot see, or no mapping at all)."""
+    if not isinstance(value_from, Mapping):
+        raise InputError(f"{where} has neither a value nor a valueFrom mapping")
+    if not isinstance(value_from.get("template", ""), str):
+        raise InputError(f"{where}.valueFrom.template is not a string")
+    if "template" not in value_from:
+        variable = value_from.get("variable")
+        raise _refusal(
+            name,
+            where,
+            pointer,
+            f"from the variable {variable!r}, whose value the tool cannot see or extend; "
+            "append with a path ending in '/-' instead, or add the entries to that value yourself",
+        )
+
+
+def _list_patches(
+    lists: Mapping[str, str],
+    kinds: Mapping[str, str],
+    files: Sequence[Any],
+    commands: Sequence[Any],
+    pointer: str,
+    name: Any,
+    where: str,
+) -> list[dict[str, Any]]:
+    """The literal patches that put ``files`` and ``commands`` into the ``lists`` a patch
+    at ``pointer`` sets (``kinds``: what its value holds at each key)."""
     patches: list[dict[str, Any]] = []
     for list_pointer, list_name in lists.items():
         entries: Sequence[Any] = files if list_name == "files" else commands

@@ -700,35 +700,42 @@ def _replace_in_flow(text: str, node: Node, value: Any, quote: bool) -> Edit:
     raise Unsupported("a block collection in a flow collection")
 
 
+def _set_value(
+    text: str, root: Node, op: SetValue, style: Style, newline: str, quote: bool
+) -> Edit | list[Edit]:
+    """The edit that gives the value at ``op.path`` its new value (or spelling)."""
+    node = resolve(root, op.path)
+    spelled = op.text is not None and (op.value is None or op.value in ([], {}))
+    if _in_flow(root, op.path):
+        if spelled and op.text:
+            if node.start == node.end:
+                raise Unsupported("an empty value in a flow collection")
+            return Edit(node.start, node.end, op.text)
+        return _replace_in_flow(text, node, op.value, quote)
+    if spelled:
+        return _restore(text, root, op, newline)
+    if op.value is None:
+        return _clear(text, node)
+    if (op.value == [] and isinstance(node, SequenceNode) and node.value) or (
+        op.value == {} and isinstance(node, MappingNode) and node.value
+    ):
+        return _collapse(text, root, op, newline)
+    if not isinstance(op.value, str):
+        return _set_collection(text, root, op, style, newline)
+    if not isinstance(node, ScalarNode):
+        raise Unsupported("only scalars are replaced in place")
+    if node.style in ("|", ">"):
+        raise Unsupported("replacement target is a block scalar")
+    if node.start == node.end:
+        raise Unsupported("empty scalar")
+    return Edit(node.start, node.end, scalars.render(op.value))
+
+
 def _to_edit(
     text: str, root: Node, op: Op, style: Style, newline: str, quote: bool
 ) -> Edit | list[Edit]:
     if type(op) is SetValue:
-        node = resolve(root, op.path)
-        spelled = op.text is not None and (op.value is None or op.value in ([], {}))
-        if _in_flow(root, op.path):
-            if spelled and op.text:
-                if node.start == node.end:
-                    raise Unsupported("an empty value in a flow collection")
-                return Edit(node.start, node.end, op.text)
-            return _replace_in_flow(text, node, op.value, quote)
-        if spelled:
-            return _restore(text, root, op, newline)
-        if op.value is None:
-            return _clear(text, node)
-        if (op.value == [] and isinstance(node, SequenceNode) and node.value) or (
-            op.value == {} and isinstance(node, MappingNode) and node.value
-        ):
-            return _collapse(text, root, op, newline)
-        if not isinstance(op.value, str):
-            return _set_collection(text, root, op, style, newline)
-        if not isinstance(node, ScalarNode):
-            raise Unsupported("only scalars are replaced in place")
-        if node.style in ("|", ">"):
-            raise Unsupported("replacement target is a block scalar")
-        if node.start == node.end:
-            raise Unsupported("empty scalar")
-        return Edit(node.start, node.end, scalars.render(op.value))
+        return _set_value(text, root, op, style, newline, quote)
     if type(op) is AppendItems:
         seq = resolve(root, op.path)
         if not isinstance(seq, SequenceNode) or not is_block(seq) or not seq.value:
