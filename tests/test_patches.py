@@ -298,3 +298,18 @@ def test_a_custom_object_no_patch_can_target_is_named_and_strict_fails(tmp_path:
     assert strict.returncode == 1 and strict.stdout == b""
     (line,) = strict.stderr.decode().splitlines()
     assert "document 3 (line 13, Rollout)" in line and "without a name" in line
+
+
+def test_nameless_objects_are_paired_in_order_and_the_right_one_is_named(
+    tmp_path: Path,
+) -> None:
+    """Found in review: objects without a name share one identity, so a changed one was
+    compared with the first such object of the render and the warning named that one.
+    They are paired in the order of the stream: the changed Rollout is the one named."""
+    (tmp_path / "p.yaml").write_text(CUSTOM_PROFILE)
+    unchanged = NAMELESS.split("spec:")[0] + "spec: {replicas: 1}\n"
+    stream = (ADDON + "---\n" + unchanged + "---\n" + NAMELESS).encode()
+    proc = run_cli(["patches", "p.yaml"], stream, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    (line,) = proc.stderr.decode().splitlines()
+    assert "document 4 (line 18, Rollout)" in line and "without a name" in line

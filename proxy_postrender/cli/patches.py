@@ -223,15 +223,15 @@ def custom_patches(
     if not custom:
         return [], []
     kinds = frozenset(t.kind for t in custom)
-    render: dict[Identity, Located] = {}
-    for obj, context in located_objects(render_text, kinds):
+    render: dict[tuple[Identity, int], Located] = {}
+    for key, (obj, context) in _paired(located_objects(render_text, kinds)):
         target = targets.find(obj)
         if target is not None and target.origin != BUILT_IN_ORIGIN:
-            render.setdefault(identity(obj), (obj, context))
+            render.setdefault(key, (obj, context))
     result: list[dict[str, Any]] = []
     skipped: list[InputError] = []
-    for obj, _ in located_objects(output_text, kinds):
-        found = render.get(identity(obj))
+    for key, (obj, _) in _paired(located_objects(output_text, kinds)):
+        found = render.get(key)
         if found is None:
             continue  # not in the render (no custom target there)
         before, context = found
@@ -247,6 +247,21 @@ def custom_patches(
             continue
         result.append({"target": _target(obj), "patch": ops})
     return result, skipped
+
+
+def _paired(found: list[Located]) -> list[tuple[tuple[Identity, int], Located]]:
+    """Each object with the key that pairs it with its other version: its identity, and
+    for objects without a name (which share one) the how-many-th such it is; the filter
+    keeps the order of the documents."""
+    seen: dict[Identity, int] = {}
+    keyed: list[tuple[tuple[Identity, int], Located]] = []
+    for obj, context in found:
+        ident = identity(obj)
+        count = 0
+        if not _has_name(obj):
+            count = seen[ident] = seen.get(ident, 0) + 1
+        keyed.append(((ident, count), (obj, context)))
+    return keyed
 
 
 def _has_name(obj: Mapping[str, Any]) -> bool:
