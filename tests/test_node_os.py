@@ -117,6 +117,12 @@ def test_the_rule_reads_programs_not_mentions() -> None:
     assert sign('"C:\\Program Files\\x.exe" /q') == "windows"
     assert sign("  POWERSHELL.EXE -c x") == "windows"
     assert nodeos.path_sign("k/x") is None
+    # found by an adversarial test: a Windows template of bare cmdlets showed no sign
+    assert sign("New-Item -ItemType Directory -Force -Path C:/k") == "windows"
+    assert sign("Set-ItemProperty -Path HKLM:/x -Name y -Value 1") == "windows"
+    assert sign('& "C:/k/StartKubelet.ps1"') == "windows"
+    assert sign("& ./x.ps1") is None
+    assert sign("new-item x") is None and sign("Set-up.sh") is None
 
 
 def test_a_template_with_windows_and_linux_signs_is_refused_naming_it() -> None:

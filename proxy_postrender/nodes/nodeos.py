@@ -8,8 +8,9 @@ the spec writes where the operating system shows:
 
 - Windows: a file at a drive-letter path (``c:/k/azure.json``); a command whose program
   runs on Windows only (``powershell``, ``powershell.exe``, ``pwsh.exe``, ``cmd``,
-  ``nssm``, a ``.ps1``, ``.exe``, ``.bat`` or ``.cmd``, a program on a drive letter), or
-  ``pwsh`` (which runs on Linux too) with a script on a drive letter; kubeadm's node
+  ``nssm``, a ``.ps1``, ``.exe``, ``.bat`` or ``.cmd``, a program on a drive letter, a
+  PowerShell cmdlet such as ``New-Item``), or ``pwsh`` (which runs on Linux too) or
+  PowerShell's ``&`` with a script on a drive letter; kubeadm's node
   registration on a named pipe (``criSocket: npipe:...``) or with kubelet arguments on
   drive-letter paths.
 - Linux: a file at an absolute POSIX path; a command whose program is an absolute POSIX
@@ -38,6 +39,12 @@ _WINDOWS_PROGRAMS = frozenset(
     {"powershell", "powershell.exe", "pwsh.exe", "cmd", "cmd.exe", "nssm", "nssm.exe"}
 )
 _WINDOWS_SUFFIXES = (".ps1", ".exe", ".bat", ".cmd")
+# a PowerShell cmdlet (Verb-Noun, one of the common verbs; case as PowerShell writes it):
+# a command that is one runs under PowerShell, which Windows templates use as their shell
+_CMDLET = (
+    r"(?:New|Set|Get|Start|Stop|Restart|Add|Remove|Invoke|Copy|Move|Expand|Install|"
+    r"Enable|Disable|Import|Register|Write|Rename|Test|Out|Wait)-[A-Z][A-Za-z]+"
+)
 _LINUX_PROGRAMS = frozenset(
     {
         "systemctl",
@@ -102,7 +109,9 @@ def command_sign(command: str) -> str | None:
     name = program.lower().rsplit("/", 1)[-1].rsplit("\\", 1)[-1]
     if name in _WINDOWS_PROGRAMS or name.endswith(_WINDOWS_SUFFIXES):
         return "windows"
-    if name == "pwsh" and any(re.match(_DRIVE, arg) for arg in args):
+    if name in ("pwsh", "&") and any(re.match(_DRIVE, arg) for arg in args):
+        return "windows"  # pwsh runs on Linux too; & is PowerShell's call operator
+    if re.fullmatch(_CMDLET, program):
         return "windows"
     return "linux" if name in _LINUX_PROGRAMS else None
 
