@@ -26,7 +26,7 @@ from proxy_postrender.errors import EXIT_INPUT, ProxyPostrenderError, UsageError
 from proxy_postrender.redact import Redactor
 
 if TYPE_CHECKING:
-    from proxy_postrender.profile.records import Profile
+    from proxy_postrender.profile.records import InputProfile, Profile
     from proxy_postrender.request import Request
     from proxy_postrender.result import Result
     from proxy_postrender.yamltext import stream
@@ -446,7 +446,6 @@ def _load_profile(
 ) -> Profile | None:
     """The profile of the run (a KRM functionConfig, a file or the flags); None for a
     removal without one."""
-    from proxy_postrender.cli import trust
     from proxy_postrender.profile import loader, records
 
     namespace = params.namespace or os.environ.get("ARGOCD_APP_NAMESPACE") or None
@@ -454,6 +453,8 @@ def _load_profile(
         params.http_proxy, params.https_proxy, params.no_proxy, params.on_conflict, namespace
     )
     if function_config is not None:
+        from proxy_postrender.cli import trust
+
         source = trust.function_config(params)
         return loader.from_object(
             function_config,
@@ -471,8 +472,18 @@ def _load_profile(
         profile_name=params.profile_name,
         overrides=overrides,
         redactor=redactor,
-        source=trust.profile_file(params, path),
+        source=_profile_source(params, path),
     )
+
+
+def _profile_source(params: Params, path: str | None) -> InputProfile | None:
+    """Who wrote the profile file (cli/trust.py); None, the operator, without reading
+    trust.py on the usual route (start-up)."""
+    if not params.untrusted_profile and not os.environ.get("KUSTOMIZE_PLUGIN_CONFIG_ROOT"):
+        return None
+    from proxy_postrender.cli import trust
+
+    return trust.profile_file(params, path)
 
 
 def _request(loaded: Profile | None, params: Params, *, gate: bool = True) -> Request:

@@ -37,9 +37,10 @@ from proxy_postrender import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
+    from proxy_postrender.nodes.ccowned import Owned
+
 from proxy_postrender.errors import InputError
-from proxy_postrender.nodes import ccowned, kubeadm, nodeos, quoting
-from proxy_postrender.nodes.ccowned import Owned
+from proxy_postrender.nodes import kubeadm, quoting
 from proxy_postrender.nodes.kubeadm import NodePlan, NodeSettings
 from proxy_postrender.noproxy.environments import ObjectEnv
 from proxy_postrender.objects import Path
@@ -282,6 +283,8 @@ def _is_windows(
     template = None
     if "value" not in json_patch and isinstance(value_from, Mapping) and "template" in value_from:
         template = str(value_from["template"])
+    from proxy_postrender.nodes import nodeos  # lazy: start-up
+
     return nodeos.value_is_windows(
         json_patch.get("value"),
         template,
@@ -344,6 +347,8 @@ def plan(
     on_conflict = settings.on_conflict if settings else "keep"
     result = NodePlan.for_env(found)
     recorded = Record.read(obj, kubeadm.ANNOTATION)
+    from proxy_postrender.nodes import ccowned  # lazy: start-up
+
     owned = ccowned.parse(recorded)
     injecting = bool(settings and env)
     secret = None

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from proxy_postrender.errors import InputError
-from proxy_postrender.nodes import nodeos, quoting
+from proxy_postrender.nodes import quoting
 from proxy_postrender.noproxy.environments import ObjectEnv
 from proxy_postrender.objects import Path
 from proxy_postrender.plans import Env, Plan, SecretRef
@@ -189,6 +189,8 @@ def is_windows(
 ) -> bool:
     """A Windows node template, by the one rule of :mod:`proxy_postrender.nodes.nodeos`;
     the tool's own commands, and files at ``ignore_paths``, count for neither."""
+    from proxy_postrender.nodes import nodeos  # lazy: a workload-only run never reads it
+
     return nodeos.is_windows(spec, where, ignore_paths=ignore_paths, is_tool=is_tool_command)
 
 

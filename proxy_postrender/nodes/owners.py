@@ -29,7 +29,7 @@ from collections.abc import Mapping
 
 from proxy_postrender import TYPE_CHECKING
 from proxy_postrender.errors import DocumentContext
-from proxy_postrender.nodes import kubeadm, shell
+from proxy_postrender.nodes import kubeadm
 from proxy_postrender.nodes.kubeadm import NodePlan, NodeSettings
 from proxy_postrender.objects import api_group, dig
 from proxy_postrender.record import Record
@@ -103,6 +103,8 @@ def proxy_names(text: str, *, command: bool = True) -> list[str]:
     the tool exported changes what kubeadm gets, too), or a file (a drop-in, an env
     file, a profile script)."""
     if command:
+        from proxy_postrender.nodes import shell  # lazy: start-up
+
         names = [n for n in shell.assigned_names(text) if re.fullmatch(_PROXY_VARIABLE, n)]
     else:
         names = re.findall(_FILE_SETS, text)
