@@ -412,7 +412,7 @@ PORTABLE_HOSTS += ["[::1]", "localhost", "127.0.0.1", "api.internal", "internal"
 )
 def test_the_portable_style_makes_every_client_agree_on_names_and_addresses(raw: str) -> None:
     """Without CIDRs, ports, zones or final dots, the portable list is read the same way
-    by all seven client models (the exact one is not: that is what the style is for)."""
+    by all nine client models (the exact one is not: that is what the style is for)."""
     entries = tuple(syntax.parse_entry(e) for e in raw.split(","))
     value = ",".join(_texts(NoProxyConfig(entries=entries, presets=("loopback",))))
     for host in PORTABLE_HOSTS:
