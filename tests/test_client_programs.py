@@ -17,10 +17,12 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from proxy_postrender.noproxy import clients
 from tests import clientlab
-from tests.test_noproxy import TABLE
+from tests.test_noproxy import DESTS, TABLE, VALUES
 
 HERE = Path(__file__).resolve().parent
 
@@ -167,6 +169,9 @@ IDN_ENTRIES = [
     "xn--bcher-kva.example",
     "straße.de",
     "a_b.示例.com",
+    "示例。com",
+    "-示例.com",
+    "www.xn--fsq092h.示例",
 ]
 IDN_DESTINATIONS = [
     "https://www.示例.com/",
@@ -178,6 +183,11 @@ IDN_DESTINATIONS = [
     "http://xn--strae-oqa.de/",
     "http://strasse.de/",
     "http://a_b.xn--fsq092h.com/",
+    "https://\uff37\uff37\uff37.示例.com/",  # fullwidth WWW
+    "http://www.-示例.com/",
+    "http://www.xn---com-ns9h.com/",
+    "http://www.xn--fsq092h.xn--fsq092h/",
+    "http://x.www.xn--fsq092h.示例/",
 ]
 IDN_CASES = [(v, d) for v in IDN_ENTRIES for d in IDN_DESTINATIONS]
 
@@ -203,14 +213,16 @@ def _require(program: str) -> str:
 def test_curl_and_wget_models_match_the_real_programs() -> None:
     for program in ("curl", "wget", "unshare", "ip"):
         _require(program)
-    cases = CASES + BLANK_CASES
+    cases = CASES + BLANK_CASES + IDN_CASES
     observed = clientlab.observe(cases, ["curl", "wget"])
     rules = {**clients.RULES, **clients.EXTRA_RULES}
     column = curl_column()
     wrong = []
     for (value, url), real in zip(cases, observed, strict=True):
         dest = clients.parse_destination(url)
-        for client in ("curl", "wget"):
+        # curl refuses a host libidn2 cannot convert (exit 3): neither direct nor proxy
+        refused = clients.idna_ascii(dest.host) is None
+        for client in ("curl", "wget") if not refused else ("wget",):
             model = rules[column if client == "curl" else client](value, dest)
             if model != real[client]:
                 wrong.append(
@@ -246,6 +258,37 @@ def test_urllib_model_matches_urlopen() -> None:
         if model != real_urllib(value, url):
             wrong.append(f"NO_PROXY={value!r} {url}: model {model}, urllib says {not model}")
     assert not wrong, "\n".join(wrong)
+
+
+def test_requests_model_matches_requests_on_blanks_and_idn() -> None:
+    """The generated values are checked in test_noproxy; these add blanks and
+    internationalised names (requests compares both as written)."""
+    import requests.utils
+
+    wrong = []
+    for value, url in BLANK_CASES + IDN_CASES:
+        saved = {k: v for k, v in os.environ.items() if k.lower().endswith("_proxy")}
+        for key in saved:
+            del os.environ[key]
+        os.environ.update(no_proxy=value, http_proxy=clientlab.PROXY, https_proxy=clientlab.PROXY)
+        try:
+            real = bool(requests.utils.should_bypass_proxies(url, None))
+        finally:
+            for key in [k for k in os.environ if k.lower().endswith("_proxy")]:
+                del os.environ[key]
+            os.environ.update(saved)
+        if clients.requests_direct(value, clients.parse_destination(url)) != real:
+            wrong.append(f"NO_PROXY={value!r} {url}: requests says direct={real}")
+    assert not wrong, "\n".join(wrong)
+
+
+@settings(max_examples=400, deadline=None)
+@given(VALUES, DESTS, st.sampled_from(["http", "https"]))
+def test_urllib_model_matches_urlopen_on_generated_values(
+    value: str, dest: str, scheme: str
+) -> None:
+    url = f"{scheme}://{dest}/"
+    assert clients.urllib_direct(value, clients.parse_destination(url)) == real_urllib(value, url)
 
 
 def test_urllib_ignores_cidrs_and_unbracketed_ipv6_where_requests_does_not() -> None:

@@ -102,29 +102,51 @@ def _go_split_host_port(entry: str) -> tuple[str, str] | None:
 _IDNA_DOTS = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})
 
 
-def _go_idna_ascii(text: str) -> str:
-    """httpproxy's idnaASCII: ASCII text as it is; other text through
-    ``idna.Lookup.ToASCII`` (UTS #46 mapping: NFKC and lower case, non-transitional so
-    ``ß`` stays; each label with non-ASCII letters becomes ``xn--`` Punycode; STD3
-    rules and hyphen checks), and the text as it was when that fails. Go applies it to
-    the request's host and to each name entry (after the leading dot is added)."""
+def _go_idna_label(label: str) -> str | None:
+    """One label of a mapped name as ToASCII gives it; None when it refuses it (Go then
+    keeps the whole text as it was). Bidi and joiner rules are not modelled."""
+    import unicodedata  # only for non-ASCII names
+
+    if label.startswith("xn--"):
+        try:
+            label[4:].encode("ascii").decode("punycode")
+        except (UnicodeError, ValueError):
+            return None
+        return label
+    if label.startswith("-") or label.endswith("-") or label[2:4] == "--":
+        return None  # checkHyphens
+    for char in label:
+        allowed = (
+            char in "abcdefghijklmnopqrstuvwxyz0123456789-"  # STD3 rules
+            if char.isascii()
+            else unicodedata.category(char)[0] in "LMN"
+        )
+        if not allowed:
+            return None
+    return label if label.isascii() else "xn--" + label.encode("punycode").decode("ascii")
+
+
+def idna_ascii(text: str) -> str | None:
+    """A name as UTS #46 ToASCII gives it (Go's ``idna.Lookup``, libidn2 in curl and
+    wget): ASCII text as it is; otherwise mapped (NFKC, lower case, non-transitional so
+    ``ß`` stays) and each label with non-ASCII letters as ``xn--`` Punycode, under STD3
+    rules and hyphen checks; None when a label is refused."""
     if text.isascii():
         return text
     import unicodedata  # only for non-ASCII names
 
     mapped = unicodedata.normalize("NFKC", text.translate(_IDNA_DOTS).lower())
-    labels = []
-    for label in mapped.split("."):
-        if label.isascii():
-            ok = re.fullmatch(r"[a-z0-9-]*", label) is not None
-        else:
-            ok = label.isalnum() or re.fullmatch(r"[\w-]*", label) is not None
-            label = "xn--" + label.encode("punycode").decode("ascii")
-        hyphens = label.startswith("-") or label.endswith("-") or label[2:4] == "--"
-        if not ok or (hyphens and not label.startswith("xn--")):
-            return text
-        labels.append(label)
-    return ".".join(labels)
+    labels = [_go_idna_label(label) for label in mapped.split(".")]
+    if any(label is None for label in labels):
+        return None
+    return ".".join(label for label in labels if label is not None)
+
+
+def _go_idna_ascii(text: str) -> str:
+    """httpproxy's idnaASCII, applied to the request's host and to each name entry
+    (after the leading dot is added): the text as it was when ToASCII fails."""
+    converted = idna_ascii(text)
+    return text if converted is None else converted
 
 
 def go_direct(no_proxy: str, dest: Destination) -> bool:
@@ -230,8 +252,11 @@ def _curl_tokens_since_8_9(no_proxy: str) -> list[str]:
 def _curl_match(tokens: list[str], dest: Destination) -> bool:
     # curl 7.86-8.17 hands IPv6 hosts over without brackets: they compare as names
     ip = dest.ip if dest.ip is not None and dest.ip.version == 4 else None
+    # an internationalised host is compared as A-labels (libidn2), entries as written;
+    # a host libidn2 refuses fails the transfer (curl: (3)), so None is not compared
+    host = idna_ascii(dest.host) or dest.host
     # one final dot of the host name, and below of each entry, is dropped
-    name = dest.host[:-1] if ip is None and dest.host.endswith(".") else dest.host
+    name = host[:-1] if ip is None and host.endswith(".") else host
     for token in tokens:
         if not token:
             continue
@@ -344,7 +369,9 @@ def requests_direct(no_proxy: str, dest: Destination) -> bool:
 
 
 def wget_direct(no_proxy: str, dest: Destination) -> bool:
-    host = dest.host.lower()  # a final dot stays, in the host and in entries
+    # a final dot stays, in the host and in entries; an internationalised host is
+    # compared as A-labels (libidn2; as written when it refuses it), entries as written
+    host = (idna_ascii(dest.host) or dest.host).lower()
     # sepstring (src/utils.c): split on commas, skip the blanks after each comma and
     # nothing else, so " a" and "a ,b" give entries " a" and "a " that match no host
     first, *others = no_proxy.split(",")
