@@ -1,9 +1,13 @@
-"""The client models against the real programs: curl, wget and Go's net/http.
+"""The client models against the real programs: curl, wget, Go's net/http, urllib,
+requests, Java and the Node.js packages.
 
 curl and wget run inside a private network namespace (tests/clientlab.py);
 Go's decision comes from http.ProxyFromEnvironment in a small program built
-here with the Go toolchain that `make test` installs. Python requests is
-checked in test_noproxy.py. A missing program fails these tests, never skips.
+here with the Go toolchain that `make test` installs. urllib's ProxyHandler
+and requests run in-process (requests' generated values: test_noproxy.py). The
+curl test checks the column that names the machine's curl; curl 8.9-8.17
+("curl-8.9") cannot run here (Debian 12 gives 7.88.1). A missing program fails
+these tests, never skips.
 """
 
 from __future__ import annotations
