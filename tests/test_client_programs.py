@@ -1,9 +1,13 @@
-"""The client models against the real programs: curl, wget and Go's net/http.
+"""The client models against the real programs: curl, wget, Go's net/http, urllib,
+requests, Java and the Node.js packages.
 
 curl and wget run inside a private network namespace (tests/clientlab.py);
 Go's decision comes from http.ProxyFromEnvironment in a small program built
-here with the Go toolchain that `make test` installs. Python requests is
-checked in test_noproxy.py. A missing program fails these tests, never skips.
+here with the Go toolchain that `make test` installs. urllib's ProxyHandler
+and requests run in-process (requests' generated values: test_noproxy.py). The
+curl test checks the column that names the machine's curl; curl 8.9-8.17
+("curl-8.9") cannot run here (Debian 12 gives 7.88.1). A missing program fails
+these tests, never skips.
 """
 
 from __future__ import annotations
@@ -13,13 +17,16 @@ import os
 import random
 import shutil
 import subprocess
+import urllib.request
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from proxy_postrender.noproxy import clients
 from tests import clientlab
-from tests.test_noproxy import TABLE
+from tests.test_noproxy import DESTS, TABLE, VALUES
 
 HERE = Path(__file__).resolve().parent
 
@@ -134,6 +141,71 @@ PORTABLE_CASES = [(v, d) for v in PORTABLE_ENTRIES for d in PORTABLE_DESTINATION
 
 CASES = _cases() + TRAILING_DOT_CASES + PORTABLE_CASES
 
+# Blanks between entries: curl 7.87-8.8 read them as separators, 8.9-8.17 stop the list
+# at the first blank not followed by a comma; Go, wget and urllib trim each entry.
+BLANK_ENTRIES = [
+    "foo.example bar.example",
+    "foo.example bar.example,baz.example",
+    "foo.example ,bar.example",
+    "foo.example, bar.example",
+    " foo.example",
+    "foo.example\tbar.example",
+    "10.0.0.0/8 192.168.0.0/16",
+    ",, foo.example  ,bar.example baz.example",
+]
+BLANK_DESTINATIONS = [
+    "http://foo.example/",
+    "http://bar.example/",
+    "https://www.baz.example/",
+    "http://192.168.5.5/",
+    "http://10.1.2.3/",
+]
+BLANK_CASES = [(v, d) for v in BLANK_ENTRIES for d in BLANK_DESTINATIONS]
+
+# Internationalised names (Go converts the host and each name entry to A-labels)
+IDN_ENTRIES = [
+    "xn--fsq092h.com",
+    "示例.com",
+    ".示例.com",
+    "*.示例.com",
+    "bücher.example",
+    "BÜCHER.example:8080",
+    "xn--bcher-kva.example",
+    "straße.de",
+    "a_b.示例.com",
+    "示例。com",
+    "-示例.com",
+    "www.xn--fsq092h.示例",
+]
+IDN_DESTINATIONS = [
+    "https://www.示例.com/",
+    "https://示例.com/",
+    "https://www.xn--fsq092h.com/",
+    "http://xn--fsq092h.com/",
+    "http://bücher.example:8080/",
+    "http://www.xn--bcher-kva.example/",
+    "http://xn--strae-oqa.de/",
+    "http://strasse.de/",
+    "http://a_b.xn--fsq092h.com/",
+    "https://\uff37\uff37\uff37.示例.com/",  # fullwidth WWW
+    "http://www.-示例.com/",
+    "http://www.xn---com-ns9h.com/",
+    "http://www.xn--fsq092h.xn--fsq092h/",
+    "http://x.www.xn--fsq092h.示例/",
+]
+IDN_CASES = [(v, d) for v in IDN_ENTRIES for d in IDN_DESTINATIONS]
+
+
+def curl_column() -> str:
+    """The column that names the machine's curl (Debian 12 gives 7.88.1)."""
+    out = subprocess.run(["curl", "--version"], capture_output=True, text=True, check=True)
+    version = tuple(int(n) for n in out.stdout.split()[1].split(".")[:2])
+    if (7, 87) <= version < (8, 9):
+        return "curl"
+    if (8, 9) <= version < (8, 18):
+        return "curl-8.9"
+    pytest.fail(f"no model of curl {version} (the columns are 7.87-8.8 and 8.9-8.17)")
+
 
 def _require(program: str) -> str:
     path = shutil.which(program)
@@ -145,17 +217,126 @@ def _require(program: str) -> str:
 def test_curl_and_wget_models_match_the_real_programs() -> None:
     for program in ("curl", "wget", "unshare", "ip"):
         _require(program)
-    observed = clientlab.observe(CASES, ["curl", "wget"])
+    cases = CASES + BLANK_CASES + IDN_CASES
+    observed = clientlab.observe(cases, ["curl", "wget"])
+    rules = {**clients.RULES, **clients.EXTRA_RULES}
+    column = curl_column()
     wrong = []
-    for (value, url), real in zip(CASES, observed, strict=True):
+    for (value, url), real in zip(cases, observed, strict=True):
         dest = clients.parse_destination(url)
-        for client in ("curl", "wget"):
-            model = clients.RULES[client](value, dest)
+        # curl refuses a host libidn2 cannot convert (exit 3): neither direct nor proxy
+        refused = clients.idna_ascii(dest.host) is None
+        for client in ("curl", "wget") if not refused else ("wget",):
+            model = rules[column if client == "curl" else client](value, dest)
             if model != real[client]:
                 wrong.append(
                     f"{client}: NO_PROXY={value!r} {url}: model {model}, real {real[client]}"
                 )
     assert not wrong, "\n".join(wrong)
+
+
+def real_urllib(no_proxy: str, url: str) -> bool:
+    """What urllib.request.urlopen does: its ProxyHandler (built from the environment, as
+    build_opener builds it) either leaves the Request alone (direct) or points it at the
+    proxy. No connection is made."""
+    saved = {k: v for k, v in os.environ.items() if k.lower().endswith("_proxy")}
+    for key in saved:
+        del os.environ[key]
+    os.environ.update(no_proxy=no_proxy, http_proxy=clientlab.PROXY, https_proxy=clientlab.PROXY)
+    try:
+        handler = urllib.request.ProxyHandler()
+        request = urllib.request.Request(url)
+        host = request.host
+        getattr(handler, f"{request.type}_open")(request)
+    finally:
+        for key in [k for k in os.environ if k.lower().endswith("_proxy")]:
+            del os.environ[key]
+        os.environ.update(saved)
+    return request.host == host
+
+
+def test_urllib_model_matches_urlopen() -> None:
+    wrong = []
+    for value, url in CASES + BLANK_CASES + IDN_CASES:
+        model = clients.urllib_direct(value, clients.parse_destination(url))
+        if model != real_urllib(value, url):
+            wrong.append(f"NO_PROXY={value!r} {url}: model {model}, urllib says {not model}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_requests_model_matches_requests_on_blanks_and_idn() -> None:
+    """The generated values are checked in test_noproxy; these add blanks and
+    internationalised names (requests compares both as written)."""
+    import requests.utils
+
+    wrong = []
+    for value, url in BLANK_CASES + IDN_CASES:
+        saved = {k: v for k, v in os.environ.items() if k.lower().endswith("_proxy")}
+        for key in saved:
+            del os.environ[key]
+        os.environ.update(no_proxy=value, http_proxy=clientlab.PROXY, https_proxy=clientlab.PROXY)
+        try:
+            real = bool(requests.utils.should_bypass_proxies(url, None))
+        finally:
+            for key in [k for k in os.environ if k.lower().endswith("_proxy")]:
+                del os.environ[key]
+            os.environ.update(saved)
+        if clients.requests_direct(value, clients.parse_destination(url)) != real:
+            wrong.append(f"NO_PROXY={value!r} {url}: requests says direct={real}")
+    assert not wrong, "\n".join(wrong)
+
+
+@settings(max_examples=400, deadline=None)
+@given(VALUES, DESTS, st.sampled_from(["http", "https"]))
+def test_urllib_model_matches_urlopen_on_generated_values(
+    value: str, dest: str, scheme: str
+) -> None:
+    url = f"{scheme}://{dest}/"
+    assert clients.urllib_direct(value, clients.parse_destination(url)) == real_urllib(value, url)
+
+
+def test_urllib_ignores_cidrs_and_unbracketed_ipv6_where_requests_does_not() -> None:
+    """Issue 28 item 7: requests (the former "python" column) goes direct for a CIDR,
+    urlopen through the proxy; both as the real libraries decide."""
+    for value, url, requests_direct, urllib_direct in [
+        ("10.0.0.0/8", "http://10.1.2.3/", True, False),
+        ("fd00::1", "http://[fd00::1]/", True, False),
+        ("[fd00::1]", "http://[fd00::1]/", False, True),
+        ("corp.example:8080", "http://corp.example:8080/", True, True),
+        ("corp.example:8080", "http://corp.example/", False, False),
+    ]:
+        dest = clients.parse_destination(url)
+        decided = clients.decide_all(value, dest)
+        assert (decided["requests"], decided["urllib"]) == (requests_direct, urllib_direct)
+        assert real_urllib(value, url) == urllib_direct, (value, url)
+
+
+def test_curl_columns_differ_on_blanks_as_curl_lib_noproxy_c_does() -> None:
+    """curl 7.87-8.8 ("curl") split on blanks; 8.9-8.17 ("curl-8.9") end the list at a
+    blank not followed by a comma (lib/noproxy.c since commit e78913e6). Only the
+    machine's curl can run (test_curl_and_wget_models_match_the_real_programs)."""
+    cases = {
+        ("foo.example bar.example", "http://bar.example/"): (True, False),
+        ("foo.example bar.example", "http://foo.example/"): (True, True),
+        ("foo.example bar.example,baz.example", "http://baz.example/"): (True, False),
+        ("foo.example , bar.example", "http://bar.example/"): (True, True),
+        (",, foo.example  ,bar.example baz.example", "http://baz.example/"): (True, False),
+        ("10.0.0.0/8\t192.168.0.0/16", "http://192.168.5.5/"): (True, False),
+    }
+    for (value, url), expected in cases.items():
+        decided = clients.decide_all(value, clients.parse_destination(url))
+        assert (decided["curl"], decided["curl-8.9"]) == expected, (value, url)
+
+
+def test_go_converts_internationalised_names_as_net_http_does() -> None:
+    """Issue 28 item 7: an A-label entry matches the U-label host and back
+    (test_go_model_matches_net_http checks IDN_CASES against real net/http)."""
+    for value, url in [
+        ("xn--fsq092h.com", "https://www.示例.com/"),
+        ("示例.com", "https://www.xn--fsq092h.com/"),
+        (".示例.com", "https://www.示例.com/"),
+    ]:
+        assert clients.go_direct(value, clients.parse_destination(url)), (value, url)
 
 
 @pytest.fixture(scope="module")
@@ -194,7 +375,7 @@ def _old_go_name_match(value: str, dest: clients.Destination) -> bool:
 
 def test_go_model_matches_net_http(go_client: Path) -> None:
     by_value: dict[str, list[str]] = {}
-    for value, url in CASES:
+    for value, url in CASES + BLANK_CASES + IDN_CASES:
         by_value.setdefault(value, []).append(url)
     old = "go1.19" in _go_version() or "go1.2" in _go_version()
     wrong = []
@@ -369,3 +550,24 @@ def test_strict_can_count_the_extra_clients() -> None:
         assert proc.returncode == 1, (extra, proc.stderr)
     unknown = run_cli([*args, "--clients", "go,ruby"])
     assert unknown.returncode == 2 and b"unknown ruby" in unknown.stderr
+
+
+def test_check_names_requests_and_urllib_and_both_curl_series() -> None:
+    """The former "python" column is "requests" (--clients still takes "python"), and
+    urllib and curl 8.9-8.17 are columns outside the default --strict set."""
+    from tests.helpers import run_cli
+
+    args = ["noproxy", "check", "--value", "10.0.0.0/8 192.168.0.0/16", "192.168.5.5"]
+    proc = run_cli(args)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.decode().splitlines()
+    header = lines[3].split()
+    assert header[:5] == ["destination", "go", "curl", "requests", "wget"]
+    assert {"curl-8.9", "urllib"} <= set(header)
+    row = dict(zip(header[1:], lines[4].split()[1:], strict=False))
+    assert (row["curl"], row["curl-8.9"], row["urllib"]) == ("direct", "PROXY", "PROXY")
+    assert "curl = curl 7.87-8.8" in lines[-1] and "curl-8.9 = curl 8.9-8.17" in lines[-1]
+    for names in ("go,python", "go,requests"):
+        assert run_cli([*args, "--strict", "--clients", names]).returncode == 0, names
+    for names in ("curl,curl-8.9", "curl,urllib"):
+        assert run_cli([*args, "--strict", "--clients", names]).returncode == 1, names

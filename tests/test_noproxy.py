@@ -53,12 +53,12 @@ TABLE = [
 ]
 
 
-@pytest.mark.parametrize(("value", "dest", "go", "curl", "python", "wget"), TABLE)
+@pytest.mark.parametrize(("value", "dest", "go", "curl", "requests", "wget"), TABLE)
 def test_client_rules(
-    value: str, dest: str, go: bool, curl: bool, python: bool, wget: bool
+    value: str, dest: str, go: bool, curl: bool, requests: bool, wget: bool
 ) -> None:
     got = clients.decide(value, clients.parse_destination(dest))
-    assert got == {"go": go, "curl": curl, "python": python, "wget": wget}
+    assert got == {"go": go, "curl": curl, "requests": requests, "wget": wget}
 
 
 @contextmanager
@@ -86,7 +86,7 @@ def _real_python(no_proxy: str, dest: clients.Destination) -> bool:
 @pytest.mark.parametrize(("value", "dest"), [(row[0], row[1]) for row in TABLE])
 def test_python_model_matches_requests(value: str, dest: str) -> None:
     destination = clients.parse_destination(dest)
-    assert clients.python_direct(value, destination) == _real_python(value, destination)
+    assert clients.requests_direct(value, destination) == _real_python(value, destination)
 
 
 @pytest.mark.parametrize(
@@ -99,7 +99,7 @@ def test_python_model_matches_requests_on_what_the_portable_style_adds(
     value: str, dest: str
 ) -> None:
     destination = clients.parse_destination(dest)
-    assert clients.python_direct(value, destination) == _real_python(value, destination)
+    assert clients.requests_direct(value, destination) == _real_python(value, destination)
 
 
 LABELS = st.sampled_from(["foo", "bar", "svc", "cluster", "local", "example", "a", "b-1"])
@@ -136,7 +136,7 @@ DESTS = st.one_of(
 @given(VALUES, DESTS)
 def test_python_model_matches_requests_on_generated_values(value: str, dest: str) -> None:
     destination = clients.parse_destination(dest)
-    assert clients.python_direct(value, destination) == _real_python(value, destination)
+    assert clients.requests_direct(value, destination) == _real_python(value, destination)
 
 
 @settings(max_examples=300, deadline=None)
@@ -412,7 +412,7 @@ PORTABLE_HOSTS += ["[::1]", "localhost", "127.0.0.1", "api.internal", "internal"
 )
 def test_the_portable_style_makes_every_client_agree_on_names_and_addresses(raw: str) -> None:
     """Without CIDRs, ports, zones or final dots, the portable list is read the same way
-    by all seven client models (the exact one is not: that is what the style is for)."""
+    by all nine client models (the exact one is not: that is what the style is for)."""
     entries = tuple(syntax.parse_entry(e) for e in raw.split(","))
     value = ",".join(_texts(NoProxyConfig(entries=entries, presets=("loopback",))))
     for host in PORTABLE_HOSTS:

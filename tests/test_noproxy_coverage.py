@@ -68,7 +68,7 @@ def test_the_first_address_of_a_known_service_cidr() -> None:
 def test_a_client_that_would_go_through_the_proxy_is_named() -> None:
     # '*' among other entries: Go honours it, curl and Python only as the whole value
     (gap,) = coverage.check("*,.svc", [ClusterNetwork("spec.cluster")], workloads=True)
-    assert "curl 7.87-8.17 and Python requests >= 2.34 send requests" in gap.message
+    assert "curl 7.87-8.8 and Python requests >= 2.34 send requests" in gap.message
     assert "Go" not in gap.message.split(" send ")[0]
     # nodes run Go programs only
     net = ClusterNetwork("spec.cluster")

@@ -94,7 +94,7 @@ def test_check_reports_the_short_names_that_go_through_the_proxy() -> None:
         assert rows[name] == ["direct"] * 4, name
     summary = text.split("Service names that go through the proxy (")[1]
     assert (
-        "web.shop (Service shop/web): via the proxy for go, curl, python, wget; add web.shop"
+        "web.shop (Service shop/web): via the proxy for go, curl, requests, wget; add web.shop"
         in (summary)
     )
     assert "kubernetes.default (apiserver Service name)" in summary

@@ -47,12 +47,12 @@ TABLE = [
 ]
 
 
-@pytest.mark.parametrize(("value", "dest", "go", "curl", "python", "wget"), TABLE)
+@pytest.mark.parametrize(("value", "dest", "go", "curl", "requests", "wget"), TABLE)
 def test_each_client_reads_a_final_dot_its_own_way(
-    value: str, dest: str, go: bool, curl: bool, python: bool, wget: bool
+    value: str, dest: str, go: bool, curl: bool, requests: bool, wget: bool
 ) -> None:
     decided = clients.decide(value, clients.parse_destination(dest))
-    assert decided == {"go": go, "curl": curl, "python": python, "wget": wget}
+    assert decided == {"go": go, "curl": curl, "requests": requests, "wget": wget}
 
 
 @contextmanager
@@ -71,7 +71,7 @@ def test_python_model_matches_requests_on_final_dots(value: str, url: str) -> No
     dest = clients.parse_destination(url)
     with _no_proxy(value):
         real = bool(requests.utils.should_bypass_proxies(url, None))
-    assert clients.python_direct(value, dest) == real
+    assert clients.requests_direct(value, dest) == real
     bypass = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]
     assert clients._urllib_bypass(value, dest.host) == bool(bypass(dest.host, {"no": value}))
 

@@ -1,9 +1,10 @@
-"""How four HTTP clients read NO_PROXY: Go, curl, Python requests and GNU wget.
+"""How HTTP clients read NO_PROXY: Go, curl, Python (requests, urllib), GNU wget, Java
+and two Node.js packages.
 
 Each model answers one question: for this NO_PROXY value, does a request to
 this destination go direct (True) or through the proxy (False)? The rules,
 and where each is documented, are in docs/noproxy.md; the tests compare the
-curl, wget and Python models with the real programs on the machine.
+models with the real programs (tests/test_client_programs.py, tests/test_noproxy.py).
 
 A final dot (``cluster.local.``, a host ``x.cluster.local.``) is compared as
 written by Go, Python and wget; curl alone drops one final dot of the entry and
@@ -20,13 +21,16 @@ from urllib.parse import urlsplit
 
 from proxy_postrender.structs import FrozenStruct
 
-CLIENTS: tuple[str, ...] = ("go", "curl", "python", "wget")
+# The default --strict set. "requests" was called "python" before: --clients still
+# takes that name (ALIASES).
+CLIENTS: tuple[str, ...] = ("go", "curl", "requests", "wget")
 TITLES: Mapping[str, str] = {
     "go": "Go (net/http)",
-    "curl": "curl 7.87-8.17",
-    "python": "Python requests >= 2.34",
+    "curl": "curl 7.87-8.8",
+    "requests": "Python requests >= 2.34",
     "wget": "GNU wget >= 1.20",
 }
+ALIASES: Mapping[str, str] = {"python": "requests"}
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -94,8 +98,59 @@ def _go_split_host_port(entry: str) -> tuple[str, str] | None:
     return host, port
 
 
+# the full stops UTS #46 maps to "." (U+3002, U+FF0E, U+FF61)
+_IDNA_DOTS = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})
+
+
+def _go_idna_label(label: str) -> str | None:
+    """One label of a mapped name as ToASCII gives it; None when it refuses it (Go then
+    keeps the whole text as it was). Bidi and joiner rules are not modelled."""
+    import unicodedata  # only for non-ASCII names
+
+    if label.startswith("xn--"):
+        try:
+            label[4:].encode("ascii").decode("punycode")
+        except (UnicodeError, ValueError):
+            return None
+        return label
+    if label.startswith("-") or label.endswith("-") or label[2:4] == "--":
+        return None  # checkHyphens
+    for char in label:
+        allowed = (
+            char in "abcdefghijklmnopqrstuvwxyz0123456789-"  # STD3 rules
+            if char.isascii()
+            else unicodedata.category(char)[0] in "LMN"
+        )
+        if not allowed:
+            return None
+    return label if label.isascii() else "xn--" + label.encode("punycode").decode("ascii")
+
+
+def idna_ascii(text: str) -> str | None:
+    """A name as UTS #46 ToASCII gives it (Go's ``idna.Lookup``, libidn2 in curl and
+    wget): ASCII text as it is; otherwise mapped (NFKC, lower case, non-transitional so
+    ``ß`` stays) and each label with non-ASCII letters as ``xn--`` Punycode, under STD3
+    rules and hyphen checks; None when a label is refused."""
+    if text.isascii():
+        return text
+    import unicodedata  # only for non-ASCII names
+
+    mapped = unicodedata.normalize("NFKC", text.translate(_IDNA_DOTS).lower())
+    labels = [_go_idna_label(label) for label in mapped.split(".")]
+    if any(label is None for label in labels):
+        return None
+    return ".".join(label for label in labels if label is not None)
+
+
+def _go_idna_ascii(text: str) -> str:
+    """httpproxy's idnaASCII, applied to the request's host and to each name entry
+    (after the leading dot is added): the text as it was when ToASCII fails."""
+    converted = idna_ascii(text)
+    return text if converted is None else converted
+
+
 def go_direct(no_proxy: str, dest: Destination) -> bool:
-    host, port = dest.host, str(dest.port)
+    host, port = _go_idna_ascii(dest.host), str(dest.port)
     ip = dest.ip
     if host == "localhost" or (ip is not None and ip.is_loopback):
         return True  # Go never proxies loopback, whatever NO_PROXY says
@@ -136,6 +191,7 @@ def go_direct(no_proxy: str, dest: Destination) -> bool:
             match_host = False
         else:
             entry = "." + entry
+        entry = _go_idna_ascii(entry)  # "示例.com" is ".xn--fsq092h.com", as the host is
         if (host.endswith(entry) or (match_host and host == entry[1:])) and entry_port in (
             "",
             port,
@@ -145,6 +201,12 @@ def go_direct(no_proxy: str, dest: Destination) -> bool:
 
 
 # --- curl 7.87 to 8.17: lib/noproxy.c --------------------------------------------
+# Two series differ in how a blank between entries reads: curl 7.87 to 8.8 take it
+# as a separator ("a b" is two entries; deprecated in 7.88.0), curl 8.9.0 to 8.17
+# stop at it ("a b,c" is the entry "a" alone: commit e78913e6, "patterns need to be
+# comma separated"). Both compare an IPv6 host as a name (8.18.0 changed that, not
+# modelled). The "curl" column is the first series (the real 7.88.1 checks it),
+# "curl-8.9" the second.
 
 
 def _curl_ip_match(address: Address, token: str) -> bool:
@@ -165,14 +227,37 @@ def _curl_ip_match(address: Address, token: str) -> bool:
     return int(address) >> shift == int(network_ip) >> shift
 
 
-def curl_direct(no_proxy: str, dest: Destination) -> bool:
-    if no_proxy == "*":
-        return True  # only the whole value; '*' among other entries matches nothing
+def _curl_tokens_before_8_9(no_proxy: str) -> list[str]:
+    """Blanks and commas, in any mix, separate entries."""
+    return re.split(r"[ \t]*,[ \t,]*|[ \t]+", no_proxy.strip(" \t,"))
+
+
+def _curl_tokens_since_8_9(no_proxy: str) -> list[str]:
+    """Curl_check_noproxy's loop in 8.9.0 to 8.17.0: blanks, a token (up to a blank or
+    a comma), blanks; anything but a comma then ends the list."""
+    tokens = []
+    rest = no_proxy
+    while rest:
+        rest = rest.lstrip(" \t")
+        token = re.match(r"[^ \t,]*", rest)
+        text = token.group() if token else ""
+        tokens.append(text)
+        rest = rest[len(text) :].lstrip(" \t")
+        if not rest.startswith(","):
+            break
+        rest = rest.lstrip(",")
+    return tokens
+
+
+def _curl_match(tokens: list[str], dest: Destination) -> bool:
     # curl 7.86-8.17 hands IPv6 hosts over without brackets: they compare as names
     ip = dest.ip if dest.ip is not None and dest.ip.version == 4 else None
+    # an internationalised host is compared as A-labels (libidn2), entries as written;
+    # a host libidn2 refuses fails the transfer (curl: (3)), so None is not compared
+    host = idna_ascii(dest.host) or dest.host
     # one final dot of the host name, and below of each entry, is dropped
-    name = dest.host[:-1] if ip is None and dest.host.endswith(".") else dest.host
-    for token in re.split(r"[ \t]*,[ \t,]*|[ \t]+", no_proxy.strip(" \t,")):
+    name = host[:-1] if ip is None and host.endswith(".") else host
+    for token in tokens:
         if not token:
             continue
         if ip is not None:
@@ -191,7 +276,21 @@ def curl_direct(no_proxy: str, dest: Destination) -> bool:
     return False
 
 
-# --- Python requests (2.34 and later): should_bypass_proxies, then urllib -------
+def curl_direct(no_proxy: str, dest: Destination) -> bool:
+    """curl 7.87.0 to 8.8.0."""
+    if no_proxy == "*":
+        return True  # only the whole value; '*' among other entries matches nothing
+    return _curl_match(_curl_tokens_before_8_9(no_proxy), dest)
+
+
+def curl_8_9_direct(no_proxy: str, dest: Destination) -> bool:
+    """curl 8.9.0 to 8.17.0."""
+    if no_proxy == "*":
+        return True
+    return _curl_match(_curl_tokens_since_8_9(no_proxy), dest)
+
+
+# --- Python: requests (2.34 and later), should_bypass_proxies, then urllib; urllib --
 
 
 def _is_ipv4(text: str) -> bool:
@@ -213,12 +312,15 @@ def _requests_cidr(entry: str) -> ipaddress.IPv4Network | None:
 
 
 def _urllib_bypass(no_proxy: str, host: str) -> bool:
-    """urllib.request.proxy_bypass_environment (the stdlib fallback requests asks)."""
+    """urllib.request.proxy_bypass_environment (CPython 3.11) for this ``host``: '*' only
+    as the whole value; entries split on commas and stripped, leading dots dropped, lower
+    case; an entry matches the host with or without its port, and any name ending in
+    ``.ENTRY``. Text only: no CIDRs, no address forms."""
     if no_proxy == "*":
         return True
     host = host.lower()
-    split = re.fullmatch(r"(.*):([0-9]*)", host, re.DOTALL)
-    hostonly = split.group(1) if split else host
+    split = re.fullmatch(r"(.*):([0-9]*)", host, re.DOTALL)  # urllib.parse._splitport
+    hostonly = split.group(1) if split and split.group(2) else host
     for raw in no_proxy.split(","):
         if not raw.strip():
             continue
@@ -230,7 +332,18 @@ def _urllib_bypass(no_proxy: str, host: str) -> bool:
     return False
 
 
-def python_direct(no_proxy: str, dest: Destination) -> bool:
+def urllib_direct(no_proxy: str, dest: Destination) -> bool:
+    """urllib.request.urlopen: its ProxyHandler asks proxy_bypass_environment about the
+    Request's host, which is the URL's: an IPv6 address in brackets, the port when the
+    URL names one. So IPv4 CIDRs match nothing, ``fd00::1`` never matches
+    ``[fd00::1]`` (``[fd00::1]`` does), and ``corp.example:8080`` matches only a URL
+    that names port 8080."""
+    host = f"[{dest.host}]" if ":" in dest.host else dest.host
+    return _urllib_bypass(no_proxy, f"{host}:{dest.port}" if dest.explicit_port else host)
+
+
+def requests_direct(no_proxy: str, dest: Destination) -> bool:
+    """requests' should_bypass_proxies: IPv4 CIDRs, then urllib on the bare host."""
     host = dest.host
     entries = [e for e in no_proxy.replace(" ", "").split(",") if e]
     if _is_ipv4(host):
@@ -256,10 +369,15 @@ def python_direct(no_proxy: str, dest: Destination) -> bool:
 
 
 def wget_direct(no_proxy: str, dest: Destination) -> bool:
-    host = dest.host.lower()  # a final dot stays, in the host and in entries
-    for raw in no_proxy.split(","):
+    # a final dot stays, in the host and in entries; an internationalised host is
+    # compared as A-labels (libidn2; as written when it refuses it), entries as written
+    host = (idna_ascii(dest.host) or dest.host).lower()
+    # sepstring (src/utils.c): split on commas, skip the blanks after each comma and
+    # nothing else, so " a" and "a ,b" give entries " a" and "a " that match no host
+    first, *others = no_proxy.split(",")
+    for raw in [first, *(o.lstrip(" \t\n\v\f\r") for o in others)]:
         # an empty entry (",,") is kept: it matches any name that ends in a dot
-        entry = raw.strip().lower()
+        entry = raw.lower()
         if len(host) < len(entry) or not host.endswith(entry):
             continue
         rest = host[: len(host) - len(entry)]
@@ -271,7 +389,7 @@ def wget_direct(no_proxy: str, dest: Destination) -> bool:
 RULES: Mapping[str, Callable[[str, Destination], bool]] = {
     "go": go_direct,
     "curl": curl_direct,
-    "python": python_direct,
+    "requests": requests_direct,
     "wget": wget_direct,
 }
 
@@ -371,9 +489,17 @@ def java_direct(no_proxy: str, dest: Destination) -> bool:
 
 
 # Clients shown as columns besides CLIENTS, outside the default --strict set.
-EXTRA_CLIENTS: tuple[str, ...] = ("java",)
-EXTRA_RULES: Mapping[str, Callable[[str, Destination], bool]] = {"java": java_direct}
-EXTRA_TITLES: Mapping[str, str] = {"java": JAVA_TITLE}
+EXTRA_CLIENTS: tuple[str, ...] = ("curl-8.9", "urllib", "java")
+EXTRA_RULES: Mapping[str, Callable[[str, Destination], bool]] = {
+    "curl-8.9": curl_8_9_direct,
+    "urllib": urllib_direct,
+    "java": java_direct,
+}
+EXTRA_TITLES: Mapping[str, str] = {
+    "curl-8.9": "curl 8.9-8.17",
+    "urllib": "Python urllib.request (3.11)",
+    "java": JAVA_TITLE,
+}
 
 
 def decide_all(no_proxy: str, dest: Destination) -> dict[str, bool]:

@@ -46,7 +46,7 @@ DEFAULT_SERVICE_ADDRESS = "10.96.0.1"
 SERVICE_PORT = 443
 ENDPOINT_PORT = 6443  # Cluster API's and kubeadm's default apiserver port
 NODE_CLIENTS: tuple[str, ...] = ("go",)
-WORKLOAD_CLIENTS: tuple[str, ...] = ("go", "curl", "python")
+WORKLOAD_CLIENTS: tuple[str, ...] = ("go", "curl", "requests")
 POD_CLIENTS: tuple[str, ...] = ("go",)
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address

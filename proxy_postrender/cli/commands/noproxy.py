@@ -189,7 +189,8 @@ def noproxy_command(
     "--clients",
     "compared",
     metavar="LIST",
-    help="The clients whose disagreement --strict counts (default: go,curl,python,wget).",
+    help="The clients whose disagreement --strict counts (default: go,curl,requests,wget; "
+    "also curl-8.9, urllib, java, undici, proxy-from-env; python means requests).",
 )
 def check_command(
     destinations: tuple[str, ...],
@@ -203,8 +204,9 @@ def check_command(
     strict: bool,
     compared: str | None,
 ) -> None:
-    """Say, per destination, whether Go, curl, Python, wget, Java and the Node.js
-    clients (undici, proxy-from-env) go direct or via the proxy."""
+    """Say, per destination, whether Go, curl (7.87-8.8 and 8.9-8.17), Python (requests
+    and urllib), wget, Java and the Node.js clients (undici, proxy-from-env) go direct
+    or via the proxy."""
     from proxy_postrender.noproxy import clients
     from proxy_postrender.noproxy import explain as explain_mod
 
@@ -225,7 +227,8 @@ def check_command(
             wanted = explain_mod.default_destinations(config, chosen.networks, named)
         names = clients.CLIENTS
         if compared is not None:
-            names = tuple(n.strip() for n in compared.split(",") if n.strip())
+            listed = (n.strip() for n in compared.split(","))
+            names = tuple(clients.ALIASES.get(n, n) for n in listed if n)
         known = (*clients.CLIENTS, *clients.EXTRA_CLIENTS)
         unknown = [n for n in names if n not in known]
         if unknown or not names:
