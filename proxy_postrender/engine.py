@@ -309,8 +309,8 @@ def _process_parsed(
             planned = request if hook is None else generated.for_hooks(request)
             try:
                 plan = planners.plan(obj, base, planned, envs)
-            except InputError as exc:
-                raise InputError(exc.message, context) from None
+            except InputError as exc:  # named by its own document, else by this one
+                raise InputError(exc.message, exc.context or context) from None
             if watch is not None and isinstance(plan, NodePlan):
                 watch.node_plan(obj, request.targets.find(obj), plan, context)
             if plan is None:

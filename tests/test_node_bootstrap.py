@@ -272,6 +272,66 @@ def test_secret_mode_needs_a_secret_name_for_cluster_classes(tmp_path: Any) -> N
     assert proc.returncode == 0 and b"name: corp-proxy" in proc.stdout
 
 
+SHARED_TEMPLATES = GOLDEN / "err-capi-clusterclass-secret-name"
+
+
+def _without_cluster(data: bytes) -> bytes:
+    """The stream without its Cluster: a ClusterClass rendered apart from its Clusters."""
+    docs = data.decode().split("---\n")
+    return "---\n".join(d for d in docs if "kind: Cluster\n" not in d).encode()
+
+
+@pytest.mark.parametrize("cluster", [True, False], ids=["with-cluster", "class-alone"])
+def test_secret_mode_needs_a_secret_name_for_the_templates_a_cluster_class_names(
+    tmp_path: Any, cluster: bool
+) -> None:
+    """A ClusterClass with no patch on the kubeadm lists: its templates took their files
+    from a Secret named after the one Cluster of the stream (or after the template), for
+    every cluster of the class, exit 0. Now refused naming the ClusterClass document,
+    and fine with spec.nodes.secretName."""
+    data = (SHARED_TEMPLATES / "input.yaml").read_bytes()
+    data = data if cluster else _without_cluster(data)
+    profile = tmp_path / "p.yaml"
+    profile.write_text((SHARED_TEMPLATES / "profile.yaml").read_text())
+    proc = run_cli([str(profile)], data)
+    err = proc.stderr.decode()
+    assert proc.returncode == 1 and proc.stdout == b"" and err.count("\n") == 1, err
+    assert err.startswith(
+        "proxy-postrender: error: document 1 (line 1, ClusterClass fleet/quick-start): "
+        "this ClusterClass serves many clusters"
+    ), err
+    secret = "alpha-systemd-proxy" if cluster else "quick-start-control-plane-systemd-proxy"
+    assert "set spec.nodes.secretName" in err and f"Secret {secret} in every" in err, err
+    profile.write_text(profile.read_text() + "    secretName: corp-proxy\n")
+    proc = run_cli([str(profile)], data)
+    assert proc.returncode == 0, proc.stderr
+    docs = libyaml.load_data(proc.stdout.decode())
+    refs = {
+        f["contentFrom"]["secret"]["name"]
+        for doc in docs
+        if doc["kind"].endswith("Template")
+        for f in _specs_of(doc)["files"]
+    }
+    assert refs == {"corp-proxy"}
+
+
+def _specs_of(doc: dict[str, Any]) -> dict[str, Any]:
+    spec = doc["spec"]["template"]["spec"]
+    result: dict[str, Any] = spec.get("kubeadmConfigSpec", spec)
+    return result
+
+
+def test_secret_mode_without_a_name_is_fine_for_templates_no_cluster_class_names(
+    tmp_path: Any,
+) -> None:
+    """The same templates, no ClusterClass in the stream: each gets its cluster's Secret."""
+    data = (SHARED_TEMPLATES / "input.yaml").read_text().split("---\n", 1)[1]
+    profile = tmp_path / "p.yaml"
+    profile.write_text((SHARED_TEMPLATES / "profile.yaml").read_text())
+    proc = run_cli([str(profile)], data.encode())
+    assert proc.returncode == 0, proc.stderr
+
+
 def systemd_environment_file(text: str) -> dict[str, str]:
     """Read an EnvironmentFile= the way systemd does (shell-like quoting, no expansion).
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 import urllib.request
@@ -259,6 +260,33 @@ def test_zone_ids_and_long_names_that_can_be_are_kept(raw: str, text: str | None
     assert syntax.parse_entry(raw).text == (text or raw)
 
 
+@pytest.mark.parametrize("raw", ["0.0.0.0/0", "1.2.3.4/0", "10.0.0.0/00", "::/0", "fd00::1/0"])
+def test_a_whole_range_cidr_is_refused_not_widened(raw: str) -> None:
+    """``1.2.3.4/0`` became ``0.0.0.0/0``: every IPv4 address, which Go sends direct
+    (curl and Python keep the proxy). Refused, saying that ``*`` is the entry for
+    "no proxy for anything"."""
+    with pytest.raises(syntax.WholeRangeError) as info:
+        syntax.parse_entry(raw)
+    message = str(info.value)
+    assert f"NO_PROXY entry {raw!r}: a /0 CIDR is every IPv" in message
+    assert "write '*' if the proxy is meant to be off for every host" in message
+    # what the message says, by the client models (checked against the real programs)
+    v4 = clients.parse_destination("203.0.113.9:443")
+    assert clients.go_direct(raw, v4) is (":" not in raw)
+    assert not clients.curl_direct(raw, v4) and not clients.python_direct(raw, v4)
+
+
+@given(st.ip_addresses(), st.integers(1, 128))
+def test_a_cidr_with_host_bits_is_reduced_to_its_own_network_never_wider(
+    address: ipaddress.IPv4Address | ipaddress.IPv6Address, prefix: int
+) -> None:
+    """``10.1.2.3/8`` is written ``10.0.0.0/8``: the same network, as Go, curl and
+    Python read it (they mask the address too); only /0 would widen, and is refused."""
+    prefix = min(prefix, address.max_prefixlen)
+    network = ipaddress.ip_network(syntax.parse_entry(f"{address}/{prefix}").text)
+    assert network.prefixlen == prefix and address in network
+
+
 def test_report_says_how_clients_read_an_address_with_a_zone() -> None:
     pod = b"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a\n"
     proc = run_cli(["--http-proxy", "http://p:1", "--no-proxy", "fe80::1%eth0", "--report"], pod)
@@ -287,6 +315,14 @@ def test_report_says_how_clients_read_an_address_with_a_zone() -> None:
             {"clusterNetwork": {"serviceDomain": "10.0.0.1"}},
             "spec.clusterNetwork.serviceDomain: '10.0.0.1' is not a domain name",
         ),
+        (  # issue 28: it became 0.0.0.0/0 in the nodes' NO_PROXY, every IPv4 address
+            {"clusterNetwork": {"pods": {"cidrBlocks": ["10.244.0.0/16", "10.244.0.0/0"]}}},
+            "spec.clusterNetwork.pods.cidrBlocks[1]: '10.244.0.0/0': a /0 CIDR is every IPv4",
+        ),
+        (
+            {"clusterNetwork": {"services": {"cidrBlocks": ["::/0"]}}},
+            "spec.clusterNetwork.services.cidrBlocks[0]: '::/0': a /0 CIDR is every IPv6",
+        ),
     ],
 )
 def test_cluster_values_that_are_no_entries_are_errors(spec: Any, message: str) -> None:
@@ -311,6 +347,45 @@ def test_cluster_values_are_normalised_as_entries() -> None:
     }
     net = discovery.discover([cluster]).clusters[("", "c")]
     assert (net.pods, net.domain, net.endpoint) == (("10.1.0.0/16",), "corp.local", "fd00::10")
+
+
+def _cluster(name: str, namespace: str | None, pods: str) -> dict[str, Any]:
+    metadata = {"name": name, **({"namespace": namespace} if namespace else {})}
+    return {
+        "apiVersion": "cluster.x-k8s.io/v1beta1",
+        "kind": "Cluster",
+        "metadata": metadata,
+        "spec": {"clusterNetwork": {"pods": {"cidrBlocks": [pods]}}},
+    }
+
+
+@pytest.mark.parametrize(
+    ("second", "namespace"),
+    [("team", None), (None, "team")],
+    ids=["same-namespace", "namespace-from-flag"],
+)
+def test_a_cluster_twice_in_one_stream_is_an_error(second: str | None, namespace: str) -> None:
+    """The last one won, silently: the nodes of the first got the second's networks."""
+    objects = [_cluster("c", "team", "10.1.0.0/16"), _cluster("c", second, "10.2.0.0/16")]
+    with pytest.raises(InputError, match=r"Cluster team/c is in the stream twice"):
+        discovery.discover(objects, namespace=namespace)
+
+
+def test_clusters_of_one_name_in_two_namespaces_are_two_clusters() -> None:
+    objects = [_cluster("c", "a", "10.1.0.0/16"), _cluster("c", "b", "10.2.0.0/16")]
+    index = discovery.discover(objects)
+    assert [net.pods for net in index.clusters.values()] == [("10.1.0.0/16",), ("10.2.0.0/16",)]
+
+
+def test_noproxy_refuses_a_cluster_twice_naming_both_documents() -> None:
+    data = (GOLDEN / "err-capi-cluster-twice" / "input.yaml").read_bytes()
+    proc = run_cli(["noproxy", str(SHARED_PROFILE), "--stream", "-"], data)
+    err = proc.stderr.decode()
+    assert proc.returncode == 1 and err.count("\n") == 1, err
+    assert err.startswith(
+        "proxy-postrender: error: document 3 (line 28, Cluster team-a/alpha): "
+        "Cluster team-a/alpha is in the stream twice (the first is document 1, line 1)"
+    ), err
 
 
 # --- sources and presets -------------------------------------------------------

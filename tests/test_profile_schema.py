@@ -97,7 +97,10 @@ def test_the_tool_does_not_import_the_schema_machinery() -> None:
 # --- (b) every profile the project shows validates, with the schema and the tool -------
 
 # profiles that are wrong on purpose: refused by both (test below)
-INVALID = {"fixtures/golden/err-unknown-profile-field/profile.yaml"}
+INVALID = {
+    "fixtures/golden/err-unknown-profile-field/profile.yaml",
+    "fixtures/golden/err-noproxy-whole-range-profile/profile.yaml",
+}
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -207,6 +210,10 @@ INVALID_PROFILES: list[tuple[str, str, str, str | None]] = [
     ("on-conflict", "  onConflict: replace\n", "onConflict: 'replace' is not one of", None),
     ("unknown-field", "  noproxy: [example.com]\n", "(did you mean noProxy?)", None),
     ("cidr", "  cluster:\n    podCIDRs: [10.0.0.0/33]\n", "not a valid CIDR", None),
+    # issue 28: a /0 was every address of its family (1.2.3.4/0 became 0.0.0.0/0)
+    ("no-proxy-v4-slash-0", "  noProxy: [a.example, 1.2.3.4/0]\n", "write '*' if", None),
+    ("no-proxy-v6-slash-0", "  noProxy: 'a.example,::/0'\n", "every IPv6 address", None),
+    ("cidr-slash-00", "  cluster:\n    nodeCIDRs: [10.0.0.0/00]\n", "a /0 CIDR", None),
     ("service-cidr", "  cluster:\n    serviceCIDRs: [example.com]\n", "is not a CIDR", None),
     ("domain", "  cluster:\n    domain: 10.0.0.1\n", "'10.0.0.1' is not a host name", None),
     ("cluster-field", "  cluster:\n    podCidrs: []\n", "(did you mean podCIDRs?)", None),

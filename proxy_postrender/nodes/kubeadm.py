@@ -640,12 +640,34 @@ def _restore(
     return SetValue(level, None if created.was == "null" else {})
 
 
+def _named(obj: Mapping[str, Any]) -> str:
+    """``KIND NS/NAME`` of an object, for a message."""
+    metadata = obj.get("metadata")
+    metadata = metadata if isinstance(metadata, Mapping) else {}
+    namespace, name = metadata.get("namespace"), metadata.get("name")
+    return f"{obj.get('kind')} {f'{namespace}/' if namespace else ''}{name}"
+
+
 def _secret_for(obj: Mapping[str, Any], settings: NodeSettings, found: ObjectEnv) -> SecretRef:
     """The Secret an object's files come from: one per cluster. The one Cluster of the
     stream the object was matched to names it when neither ``nodes.secretName`` nor a
     cluster-name label does (not the object: a cluster's control plane and workers
     share one Secret, their NO_PROXY is the same), and gives its namespace to an object
     without one (CAPI reads the Secret in the namespace of the cluster's machines)."""
+    ref = _cluster_secret(obj, settings, found)
+    shared = found.shared_by
+    if shared is not None and not settings.secret_name:
+        raise InputError(
+            f"{'this ClusterClass' if shared.context else shared.label} serves many clusters: "
+            "with spec.nodes.credentials: secret, set spec.nodes.secretName (a Secret each "
+            f"cluster's namespace provides); without it, its template {_named(obj)} would "
+            f"take its files from Secret {ref.name} in every cluster of the class",
+            shared.context,
+        )
+    return ref
+
+
+def _cluster_secret(obj: Mapping[str, Any], settings: NodeSettings, found: ObjectEnv) -> SecretRef:
     ref = secret_ref(obj, settings)
     if len(found.clusters) != 1:
         return ref

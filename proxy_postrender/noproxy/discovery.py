@@ -113,6 +113,13 @@ class _Values(Struct):
             return None
         try:
             entry = syntax.parse_entry(value)
+        except syntax.WholeRangeError as exc:
+            raise InputError(
+                f"{where}: {_shown(value)}: {syntax.whole_range(exc.version)}, and it would "
+                "go into the NO_PROXY of the nodes' bootstrap; to turn the proxy off for every "
+                "host, write '*' in the profile's spec.noProxy",
+                self.context,
+            ) from None
         except syntax.NoProxyEntryError:
             entry = None
         if entry is None or entry.kind not in kinds or entry.port is not None:
@@ -146,6 +153,13 @@ class _Cluster(Struct):
     klass: Key | None
 
 
+class ClassRef(FrozenStruct):
+    """A ClusterClass of the stream, as errors about the templates it names show it."""
+
+    label: str  # "ClusterClass NS/NAME"
+    context: DocumentContext | None  # its document
+
+
 class ClusterIndex(Struct):
     """The clusters of one stream and who references whom."""
 
@@ -153,8 +167,24 @@ class ClusterIndex(Struct):
     # referenced object -> {cluster: who references it on the cluster's behalf}
     referenced_by: dict[RefKey, dict[Key, str]] = field(default_factory=dict)
     class_users: dict[Key, set[Key]] = field(default_factory=dict)
+    # a template a ClusterClass of the stream names -> that class (the first one)
+    named_by_class: dict[RefKey, ClassRef] = field(default_factory=dict)
     # the namespace of objects without one (--namespace); "" when not given
     namespace: str = ""
+
+    def class_of(self, obj: Mapping[str, Any]) -> ClassRef | None:
+        """The ClusterClass of the stream that names ``obj`` as a template (whether or not
+        a Cluster of the stream uses it), or None."""
+        namespace, name, _ = _meta(obj, self.namespace)
+        kind = str(obj.get("kind") or "")
+        for key in ((kind, namespace, name), (kind, "", name)):
+            if key in self.named_by_class:
+                return self.named_by_class[key]
+        if not namespace:  # applied to some namespace: a class of any namespace fits
+            for (ref_kind, _, ref_name), found in self.named_by_class.items():
+                if (ref_kind, ref_name) == (kind, name):
+                    return found
+        return None
 
     def networks_for(self, obj: Mapping[str, Any]) -> tuple[list[ClusterNetwork], str | None]:
         """The networks of the clusters ``obj`` serves, and how they were matched."""
@@ -265,17 +295,19 @@ def discover(
     ``context_of`` names an object's document in errors; ``namespace`` is that of the
     objects without one (--namespace)."""
     default = namespace or ""
-    found: list[_Cluster] = []
+    found: dict[Key, _Cluster] = {}
     others: dict[RefKey, Mapping[str, Any]] = {}
     machine_sets: list[tuple[Key, RefKey, str]] = []
     classes: dict[Key, tuple[list[RefKey], str | None]] = {}
+    named_by_class: dict[RefKey, ClassRef] = {}
     for obj in objects:
         namespace, name, _ = _meta(obj, default)
         kind = str(obj.get("kind") or "")
         if _is_capi(obj, "Cluster"):
+            _check_once(found, (namespace, name), obj, context_of)
             infra, control_plane = _cluster_refs(obj, namespace)
-            found.append(
-                _Cluster((namespace, name), obj, infra, control_plane, _class_key(obj, namespace))
+            found[(namespace, name)] = _Cluster(
+                (namespace, name), obj, infra, control_plane, _class_key(obj, namespace)
             )
         elif _is_capi(obj, "MachineDeployment") or _is_capi(obj, "MachinePool"):
             owner = _text(dig(obj, "spec", "clusterName"))
@@ -284,14 +316,17 @@ def discover(
                 machine_sets.append(((namespace, owner), ref, _label(kind, (namespace, name))))
         elif _is_capi(obj, "ClusterClass"):
             classes[(namespace, name)] = _class_refs(obj, namespace)
+            named = ClassRef(_label("ClusterClass", (namespace, name)), context_of(obj))
+            for ref in classes[(namespace, name)][0]:
+                named_by_class.setdefault(ref, named)
         else:
             others[(kind, namespace, name)] = obj
-    index = ClusterIndex(namespace=default)
+    index = ClusterIndex(named_by_class=named_by_class, namespace=default)
 
     def refer(ref: RefKey, cluster: Key, by: str) -> None:
         index.referenced_by.setdefault(ref, {})[cluster] = by
 
-    for cluster in found:
+    for cluster in found.values():
         klass = cluster.klass
         if klass is not None and klass not in classes and ("", klass[1]) in classes:
             cluster.klass = ("", klass[1])  # a ClusterClass written without a namespace
@@ -310,6 +345,25 @@ def discover(
         # a MachineDeployment without a namespace serves the Cluster of its clusterName
         refer(ref, _cluster_key(index.clusters, owner_namespace, owner), by)
     return index
+
+
+def _check_once(
+    found: Mapping[Key, _Cluster], key: Key, obj: Mapping[str, Any], context_of: Contexts
+) -> None:
+    """InputError when a Cluster of this namespace and name is already in the stream: the
+    second would replace the first when applied, and the nodes of one would get the other's
+    networks (the last one won, silently, before)."""
+    first = found.get(key)
+    if first is None:
+        return
+    where = context_of(first.obj)
+    first_at = f"document {where.index}, line {where.line}" if where else "earlier"
+    raise InputError(
+        f"{_label('Cluster', key)} is in the stream twice (the first is {first_at}): one "
+        "would replace the other when applied, and whose networks its nodes get is not "
+        "known; rename or remove one",
+        context_of(obj),
+    )
 
 
 def _network(

@@ -21,7 +21,7 @@ from proxy_postrender.noproxy.scope import ClusterNetwork, NoProxyConfig
 from proxy_postrender.structs import FrozenStruct
 
 if TYPE_CHECKING:
-    from proxy_postrender.noproxy.discovery import ClusterIndex
+    from proxy_postrender.noproxy.discovery import ClassRef, ClusterIndex
 
 Env = tuple[tuple[str, str], ...]
 _NO_PROXY = ("NO_PROXY", "no_proxy")
@@ -36,6 +36,9 @@ class ObjectEnv(FrozenStruct):
     env: Env
     clusters: tuple[str, ...] = ()  # labels of the clusters whose values are in NO_PROXY
     how: str | None = None  # how the object was matched to them, or why it was not
+    # the ClusterClass of the stream that names the object as a template (shared by all
+    # the clusters of the class), when clusters are looked for
+    shared_by: ClassRef | None = None
 
 
 def with_no_proxy(env: Env, value: str) -> Env:
@@ -125,7 +128,8 @@ class Environments:
         key = tuple(dict.fromkeys(networks))
         if key not in self._cache:
             self._cache[key] = with_no_proxy(self.env, self.value(key))
-        return ObjectEnv(self._cache[key], tuple(net.label for net in key), how)
+        labels = tuple(net.label for net in key)
+        return ObjectEnv(self._cache[key], labels, how, self.index.class_of(obj))
 
     def value(self, networks: Sequence[ClusterNetwork]) -> str:
         config = self.config

@@ -13,6 +13,11 @@ forms is let through: domains are RFC 1123 labels (``_`` allowed), and the zone
 ID of a scoped IPv6 address (``fe80::1%eth0``) is an interface name or index
 (letters, digits, ``.``, ``_``, ``-``; at most 15, Linux's limit). A CIDR takes
 no zone: no client reads one there.
+
+A CIDR is reduced to its network (``10.1.2.3/8`` is ``10.0.0.0/8``, as every client
+reads it), except a /0: ``1.2.3.4/0`` would become ``0.0.0.0/0``, every IPv4 address,
+which Go sends direct while curl and Python keep the proxy; it is refused, and ``*``
+is the entry that turns the proxy off for everything.
 """
 
 from __future__ import annotations
@@ -32,6 +37,26 @@ MAX_NAME = 253  # RFC 1035: a name's text form without the final dot
 
 class NoProxyEntryError(ValueError):
     """A NO_PROXY entry is malformed; the message names the entry."""
+
+
+def whole_range(version: int) -> str:
+    """What a /0 CIDR of IP ``version`` does, for the messages that refuse one."""
+    return (
+        f"a /0 CIDR is every IPv{version} address, which Go sends direct and curl and "
+        "Python through the proxy"
+    )
+
+
+ALL_HOSTS = "write '*' if the proxy is meant to be off for every host"
+
+
+class WholeRangeError(NoProxyEntryError):
+    """A /0 CIDR (``1.2.3.4/0``, ``::/0``): every address of its family, whatever the
+    address written; refused, not normalised to ``0.0.0.0/0``."""
+
+    def __init__(self, entry: str, version: int) -> None:
+        super().__init__(f"NO_PROXY entry {entry!r}: {whole_range(version)}; {ALL_HOSTS}")
+        self.version = version
 
 
 class NoProxyEntry(FrozenStruct):
@@ -79,6 +104,8 @@ def _network(entry: str, host: str) -> str:
         raise NoProxyEntryError(f"NO_PROXY entry {entry!r}: not a valid CIDR") from None
     if getattr(network.network_address, "scope_id", None) is not None:
         raise NoProxyEntryError(f"NO_PROXY entry {entry!r}: a CIDR takes no zone ID")
+    if network.prefixlen == 0:
+        raise WholeRangeError(entry, network.version)
     return str(network)
 
 

@@ -143,7 +143,8 @@ NODES = section(
     Option(
         "secretName",
         object_name(253),
-        "The name of that Secret.",
+        "The name of that Secret; required when the stream holds a ClusterClass whose "
+        "patches or templates the tool changes (one Secret name for all its clusters).",
         shown="`<cluster>-systemd-proxy`",
     ),
     Option(
@@ -457,7 +458,9 @@ SPEC = section(
         NO_PROXY,
         "A list, or one comma-separated string. Entries: a domain (`example.com`), a suffix "
         "(`.example.com`; `*.example.com` is written as `.example.com`), an IPv4/IPv6 "
-        "address, a CIDR, `host:port`, `[v6]:port`, or a lone `*`. Entries are trimmed, "
+        "address, a CIDR, `host:port`, `[v6]:port`, or a lone `*`. A `/0` CIDR "
+        "(`0.0.0.0/0`, `::/0`, `1.2.3.4/0`) is refused: write `*` to turn the proxy off for "
+        "every host. Entries are trimmed, "
         "lower-cased and de-duplicated in order. They come first in NO_PROXY, before the "
         "cluster's networks and the presets ([noproxy.md](noproxy.md)); when the whole list "
         "is empty, `NO_PROXY` is not injected.",
