@@ -273,7 +273,8 @@ def test_a_whole_range_cidr_is_refused_not_widened(raw: str) -> None:
     # what the message says, by the client models (checked against the real programs)
     v4 = clients.parse_destination("203.0.113.9:443")
     assert clients.go_direct(raw, v4) is (":" not in raw)
-    assert not clients.curl_direct(raw, v4) and not clients.python_direct(raw, v4)
+    assert not clients.curl_direct(raw, v4) and not clients.requests_direct(raw, v4)
+    assert not clients.urllib_direct(raw, v4)
 
 
 @given(st.ip_addresses(), st.integers(1, 128))
