@@ -265,3 +265,11 @@ def test_explain_names_the_object_each_entry_came_from() -> None:
     assert "AWSCluster fleet/aws-1 spec.region" in lines[".elb.eu-west-1.amazonaws.com"]
     assert "preset aws (AWSCluster of Cluster fleet/aws-1)" in lines["169.254.170.23"]
     assert "10.20.1.0/24" not in lines  # inside the VPC: not listed again
+
+
+def test_an_infrastructure_object_without_a_network_is_named() -> None:
+    net = _network("AWSCluster", {"region": "eu-west-1"})
+    assert net.infrastructure == "AWSCluster ns/c1"
+    (gap,) = coverage.node_addresses("10.0.0.0/8", net, ())
+    assert gap.message.startswith("no node network is known for Cluster ns/c1 (AWSCluster ")
+    assert "give AWSCluster ns/c1 its network" in gap.message

@@ -199,11 +199,13 @@ def node_addresses(value: str, net: ClusterNetwork, profile_nodes: Sequence[str]
     it into kube-controller-manager and kube-scheduler; from 1.33 the kubelet too calls the
     apiserver at the node's own address), covers the node networks of ``net`` and the
     profile's (``profile_nodes``); when none is known, a gap that says so."""
-    fix = (
-        "put its infrastructure cluster object (AWSCluster, AzureCluster, OpenStackCluster, "
-        "GCPCluster) in the stream, set spec.cluster.nodeCIDRs, or add the node network "
-        "to spec.noProxy"
+    where = (
+        f"give {net.infrastructure} its network (the fields in docs/noproxy.md)"
+        if net.infrastructure
+        else "put its infrastructure cluster object (AWSCluster, AzureCluster, "
+        "OpenStackCluster, GCPCluster) in the stream"
     )
+    fix = f"{where}, set spec.cluster.nodeCIDRs, or add the node network to spec.noProxy"
     why = (
         "kubeadm copies the exported proxy variables into its control plane's static pods, "
         "and kube-controller-manager and kube-scheduler (from kubeadm 1.33 the kubelet too) "
@@ -214,7 +216,9 @@ def node_addresses(value: str, net: ClusterNetwork, profile_nodes: Sequence[str]
         return [
             Gap(
                 NODE_ADDRESSES,
-                f"no node network is known for {net.label}: {why}, through the proxy unless "
+                f"no node network is known for {net.label}"
+                + (f" ({net.infrastructure} names none)" if net.infrastructure else "")
+                + f": {why}, through the proxy unless "
                 f"NO_PROXY covers it; {fix} (set spec.cluster.nodeCIDRs also when "
                 "spec.noProxy covers the nodes already)",
             )

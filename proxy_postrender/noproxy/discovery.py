@@ -362,6 +362,7 @@ def _network(
         domain=domain,
         endpoint=endpoint,
         nodes=derived.nodes,
+        infrastructure=infra_values.label if infra_values else None,
         nodes_source=derived.source if derived.nodes else None,
         derived=derived.groups,
         endpoint_suffixes=derived.suffixes,

@@ -40,6 +40,7 @@ class ClusterNetwork(FrozenStruct):
     preset_reason: str | None = None  # e.g. "AWSCluster of Cluster ns/name"
     services_default: bool = False  # services is kubeadm's default, the Cluster names none
     endpoint_source: str | None = None  # the object the endpoint was read from
+    infrastructure: str | None = None  # the infrastructure object read, e.g. "AWSCluster ns/a"
     # where the node networks were read from, e.g. "AWSCluster ns/name node networks (…)"
     nodes_source: str | None = None
     # other entries read from the stream, each group with where it came from (e.g. the
