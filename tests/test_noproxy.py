@@ -767,6 +767,9 @@ def test_profile_cluster_section_reaches_no_proxy(tmp_path: Any) -> None:
         ".compute.internal",
         "ec2.internal",
         ".ec2.internal",
+        "169.254.170.2",
+        "169.254.170.23",
+        "fd00:ec2::23",
     ]
     assert loaded.no_proxy_config.cluster.domain == "k8s.corp"
 

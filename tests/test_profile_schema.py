@@ -463,7 +463,7 @@ MESSAGES = [
     (
         "  noProxyPresets: [x, y]\n",
         "spec.noProxyPresets: unknown preset(s) x, y "
-        "(known: loopback, kubernetes, aws, azure, gcp, services)",
+        "(known: loopback, kubernetes, aws, azure, gcp, openstack, services)",
     ),
     ("  onConflict: null\n", "spec.onConflict: None is not one of keep, override, fail"),
     ("  cluster: 5\n", "spec.cluster: must be a mapping"),

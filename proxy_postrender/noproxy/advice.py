@@ -93,7 +93,14 @@ def for_list(
             for field in net.left_out
             if "controlPlaneEndpoint" not in field  # said below
         ]
-        if net.endpoint is None:
+        if net.endpoint is None and net.endpoint_suffixes is not None:
+            warnings.append(
+                f"the control-plane endpoint of {net.label} is not in the stream: NO_PROXY "
+                f"holds the load-balancer suffixes of {net.endpoint_suffixes}, which cover "
+                "the name of a load balancer the provider makes there; an endpoint of "
+                "another name needs an entry in spec.noProxy"
+            )
+        elif net.endpoint is None:
             warnings.append(
                 f"the control-plane endpoint of {net.label} is not in the stream (set at run "
                 "time, or a variable): kubelet and kubeadm join reach it through the proxy "

@@ -33,12 +33,18 @@ from proxy_postrender.structs import FrozenStruct
 APISERVER_SERVICE = "noproxy/apiserver-service"
 CONTROL_PLANE_ENDPOINT = "noproxy/control-plane-endpoint"
 POD_CIDR = "noproxy/pod-cidr"
+NODE_ADDRESSES = "noproxy/node-addresses"
 
 # code, whether --strict makes it an error, what it means (docs/noproxy.md)
 CODES: tuple[tuple[str, bool, str], ...] = (
     (APISERVER_SERVICE, True, "the kubernetes Service address is not in NO_PROXY"),
     (CONTROL_PLANE_ENDPOINT, True, "the control-plane endpoint is not in NO_PROXY"),
     (POD_CIDR, True, "the pod CIDR is not in NO_PROXY"),
+    (
+        NODE_ADDRESSES,
+        True,
+        "the nodes' own network is not in the NO_PROXY that reaches kubeadm's static pods",
+    ),
 )
 
 # kubeadm's service CIDR is 10.96.0.0/12: the kubernetes Service is its first address
@@ -185,4 +191,51 @@ def check(
                         )
                     )
                     break
+    return gaps
+
+
+def node_addresses(value: str, net: ClusterNetwork, profile_nodes: Sequence[str]) -> list[Gap]:
+    """Whether a NO_PROXY of ``value``, exported to a control plane's kubeadm (which copies
+    it into kube-controller-manager and kube-scheduler; from 1.33 the kubelet too calls the
+    apiserver at the node's own address), covers the node networks of ``net`` and the
+    profile's (``profile_nodes``); when none is known, a gap that says so."""
+    where = (
+        f"give {net.infrastructure} its network (the fields in docs/noproxy.md)"
+        if net.infrastructure
+        else "put its infrastructure cluster object (AWSCluster, AzureCluster, "
+        "OpenStackCluster, GCPCluster) in the stream"
+    )
+    fix = f"{where}, set spec.cluster.nodeCIDRs, or add the node network to spec.noProxy"
+    why = (
+        "kubeadm copies the exported proxy variables into its control plane's static pods, "
+        "and kube-controller-manager and kube-scheduler (from kubeadm 1.33 the kubelet too) "
+        "call the apiserver at the node's own address"
+    )
+    known = [*profile_nodes, *net.nodes]
+    if not known:
+        return [
+            Gap(
+                NODE_ADDRESSES,
+                f"no node network is known for {net.label}"
+                + (f" ({net.infrastructure} names none)" if net.infrastructure else "")
+                + f": {why}, through the proxy unless "
+                f"NO_PROXY covers it; {fix} (set spec.cluster.nodeCIDRs also when "
+                "spec.noProxy covers the nodes already)",
+            )
+        ]
+    gaps: list[Gap] = []
+    for cidr in dict.fromkeys(known):
+        source = net.nodes_source if cidr in net.nodes and net.nodes_source else "spec.cluster"
+        for sample in _samples(cidr, value):
+            dest = _destination(str(sample), ENDPOINT_PORT)
+            if dest is not None and proxied(value, dest, NODE_CLIENTS):
+                gaps.append(
+                    Gap(
+                        NODE_ADDRESSES,
+                        f"the node network {cidr} ({source}) of {net.label} is not covered: "
+                        f"{why}, and Go sends requests for node addresses such as {sample} "
+                        f"through the proxy; {fix}",
+                    )
+                )
+                break
     return gaps

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from proxy_postrender.errors import DocumentContext, InputError, UsageError
-from proxy_postrender.noproxy import presets, syntax
+from proxy_postrender.noproxy import infrastructure, presets, syntax
 from proxy_postrender.noproxy import services as service_rules
 from proxy_postrender.noproxy.scope import ClusterNetwork
 from proxy_postrender.objects import HELM4_FILENAME, LIST_KINDS, api_group, dig, walk_objects
@@ -57,6 +57,7 @@ _WANTED = {
     ("cidr", "ip"): "a CIDR or an IP address",
     ("domain", "ip"): "a host name or an IP address",
     ("domain",): "a domain name",
+    ("suffix",): "a domain suffix",
 }
 _HOST = ("domain", "ip")
 _CIDRS = ("cidr", "ip")
@@ -379,15 +380,18 @@ def _network(
     where = "spec.clusterNetwork"
     endpoint = values.one(dig(spec, "controlPlaneEndpoint", "host"), _HOST, _ENDPOINT)
     endpoint_source = label
-    infra_left_out: list[str] = []
-    if endpoint is None and cluster.infra is not None and cluster.infra in others:
+    infra = others.get(cluster.infra) if cluster.infra is not None else None
+    infra_values = None
+    if cluster.infra is not None and infra is not None:
         kind, namespace, name = cluster.infra
-        endpoint_source = _label(kind, (namespace, name))
-        infra = others[cluster.infra]
-        infra_values = _Values(endpoint_source, context_of(infra))
+        infra_values = _Values(_label(kind, (namespace, name)), context_of(infra))
+    if endpoint is None and infra is not None and infra_values is not None:
+        endpoint_source = infra_values.label
         host = dig(infra, "spec", "controlPlaneEndpoint", "host")
         endpoint = infra_values.one(host, _HOST, _ENDPOINT)
-        infra_left_out = infra_values.left_out
+    derived = Derived()
+    if infra is not None and infra_values is not None:
+        derived = _derive(infra, infra_values, endpoint_known=endpoint is not None)
     services, pods = (
         values.entries(dig(network, net, "cidrBlocks"), _CIDRS, f"{where}.{net}.cidrBlocks")
         for net in ("services", "pods")
@@ -404,10 +408,73 @@ def _network(
         endpoint_source=endpoint_source if endpoint else None,
         domain=domain,
         endpoint=endpoint,
+        nodes=derived.nodes,
+        infrastructure=infra_values.label if infra_values else None,
+        nodes_source=derived.source if derived.nodes else None,
+        derived=derived.groups,
+        endpoint_suffixes=derived.suffixes,
         presets=(preset,) if preset else (),
         preset_reason=f"{infra_kind} of {label}" if preset else None,
-        left_out=(*values.left_out, *infra_left_out),
+        left_out=(*values.left_out, *(infra_values.left_out if infra_values else ())),
     )
+
+
+class Derived(FrozenStruct):
+    """What an infrastructure cluster object gives (:mod:`.infrastructure`)."""
+
+    source: str = ""  # e.g. "AWSCluster ns/name node networks (spec.network.vpc.cidrBlock)"
+    nodes: tuple[str, ...] = ()  # the node networks
+    groups: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (source, entries), the others
+    suffixes: str | None = None  # where the load-balancer suffixes came from
+
+
+def _derive(obj: Mapping[str, Any], values: _Values, *, endpoint_known: bool) -> Derived:
+    """The node networks and the other entries of an infrastructure cluster object, each
+    value checked as the Cluster's are (a variable still to expand is left out)."""
+    fields = infrastructure.FIELDS.get(str(obj.get("kind") or ""))
+    if fields is None or api_group(obj.get("apiVersion")) != infrastructure.INFRASTRUCTURE_GROUP:
+        return Derived()
+    nodes: dict[str, str] = {}  # entry -> the field it came from
+    groups: list[tuple[str, tuple[str, ...]]] = []
+    suffixes = None
+    for item in fields:
+        for where, raw in infrastructure.values(obj, item.path):
+            if not isinstance(raw, str) or not raw:
+                continue
+            if item.holds == infrastructure.NODES:
+                entry = values.entry(raw, _CIDRS, where)
+                if entry is not None:
+                    nodes.setdefault(entry, item.path)
+                continue
+            found: tuple[str, ...] = ()
+            if item.holds == infrastructure.ENDPOINT:
+                entry = values.entry(infrastructure.endpoint_host(raw), _HOST, where)
+                found = (entry,) if entry is not None else ()
+            elif not endpoint_known:
+                found = _elb(raw, values, where)
+                suffixes = f"{values.label} {where} {raw}" if found else None
+            if found:
+                groups.append((f"{values.label} {where} ({item.about})", found))
+    kept = infrastructure.outermost(nodes)
+    paths = ", ".join(dict.fromkeys(nodes[cidr] for cidr in kept))
+    source = f"{values.label} node networks ({paths})" if kept else values.label
+    return Derived(source, kept, tuple(groups), suffixes)
+
+
+def _elb(region: str, values: _Values, where: str) -> tuple[str, ...]:
+    """The load-balancer suffixes of an AWS region (the control-plane endpoint is not in
+    the stream); a region that is no AWS region's name is an error naming the document."""
+    if _VARIABLE.search(region):
+        values.left_out.append(f"{values.label} {where} ({_shown(region)})")
+        return ()
+    if not infrastructure.is_region(region):
+        raise InputError(
+            f"{where}: {_shown(region)} is not an AWS region, and the load-balancer names "
+            "of that region would go into the NO_PROXY of the nodes' bootstrap",
+            values.context,
+        )
+    suffixes = infrastructure.elb_suffixes(region)
+    return tuple(e for e in (values.entry(s, ("suffix",), where) for s in suffixes) if e)
 
 
 def _context(segment: Segment, index: int, obj: Mapping[str, Any]) -> DocumentContext:

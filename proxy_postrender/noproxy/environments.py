@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 from proxy_postrender.errors import InputError
 from proxy_postrender.noproxy import advice, coverage, presets, scope, size, syntax
 from proxy_postrender.noproxy.scope import ClusterNetwork, NoProxyConfig
+from proxy_postrender.objects import api_group
 from proxy_postrender.structs import FrozenStruct
 
 if TYPE_CHECKING:
@@ -28,6 +29,9 @@ _NO_PROXY = ("NO_PROXY", "no_proxy")
 _PROXIES = ("HTTP_PROXY", "HTTPS_PROXY")
 WORKLOADS = "workloads"  # the scope of the objects that run in the cluster
 NODES = "nodes"  # the scope of the objects that configure a cluster's nodes
+# the node objects whose exports kubeadm copies into the static pods of a control plane
+CONTROL_PLANE_GROUP = "controlplane.cluster.x-k8s.io"
+CONTROL_PLANE_KINDS = frozenset({"KubeadmControlPlane", "KubeadmControlPlaneTemplate"})
 
 
 class ObjectEnv(FrozenStruct):
@@ -85,6 +89,8 @@ class Environments:
         self.notes: dict[str, list[str]] = {}  # what no style can make portable, per scope
         # what each NO_PROXY given to an object sends through the proxy (coverage.check)
         self._gaps: dict[str, list[coverage.Gap]] = {}
+        # the node addresses a control plane's static pods call (coverage.node_addresses)
+        self._static_pods: dict[str, list[coverage.Gap]] = {}
         self.large: dict[str, str] = {}  # the warning about each large NO_PROXY, per scope
         self._workloads_used = False
         self._plain_used = False  # nodes got ``env`` (no Cluster looked for)
@@ -114,6 +120,8 @@ class Environments:
             found += _about("the nodes", [gap for gap in gaps if gap.code not in said])
         for label, gaps in self._gaps.items():
             found += _about(label, gaps)
+        for label, gaps in self._static_pods.items():
+            found += _about(label, gaps)
         return found
 
     def for_object(self, obj: Mapping[str, Any], where: str) -> ObjectEnv:
@@ -123,13 +131,38 @@ class Environments:
             return self._workloads
         if self.index is None:
             self._plain_used = True
+            self._check_static_pods(obj, (), _no_proxy(self.env))
             return self._plain
         networks, how = self.index.networks_for(obj)
         key = tuple(dict.fromkeys(networks))
         if key not in self._cache:
             self._cache[key] = with_no_proxy(self.env, self.value(key))
+        self._check_static_pods(obj, key, _no_proxy(self._cache[key]))
         labels = tuple(net.label for net in key)
         return ObjectEnv(self._cache[key], labels, how, self.index.class_of(obj))
+
+    def _check_static_pods(
+        self, obj: Mapping[str, Any], networks: Sequence[ClusterNetwork], value: str
+    ) -> None:
+        """For a control plane's kubeadm object: whether ``value``, which kubeadm copies into
+        its static pods, covers the nodes' own addresses (said once per scope)."""
+        if (
+            obj.get("kind") not in CONTROL_PLANE_KINDS
+            or api_group(obj.get("apiVersion")) != CONTROL_PLANE_GROUP
+        ):
+            return
+        config = self.config
+        assert config is not None
+        label = "the nodes of " + ", ".join(net.label for net in networks)
+        if not networks:
+            label = "the nodes matched to no Cluster"
+            networks = (ClusterNetwork("their cluster (no Cluster object matched)"),)
+        if label not in self._static_pods:
+            self._static_pods[label] = [
+                gap
+                for net in networks
+                for gap in coverage.node_addresses(value, net, config.cluster.nodes)
+            ]
 
     def value(self, networks: Sequence[ClusterNetwork]) -> str:
         config = self.config

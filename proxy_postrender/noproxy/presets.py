@@ -33,7 +33,10 @@ PRESETS: Mapping[str, tuple[str, ...]] = {
     # of instances: REGION.compute.internal, ec2.internal in us-east-1 (the domain
     # entries match their subdomains for every client but proxy-from-env, which needs
     # the suffix entries). Load-balancer names (*.elb.amazonaws.com) and VPC endpoints
-    # cannot be known here: spec.noProxy
+    # cannot be known here: spec.noProxy (a Cluster's AWSCluster gives its region's load
+    # balancer suffixes). Then the credential endpoints AWS SDKs call from a pod: ECS
+    # (169.254.170.2) and EKS Pod Identity (169.254.170.23, fd00:ec2::23); a proxy
+    # cannot reach a node-local address
     "aws": (
         "169.254.169.254",
         "fd00:ec2::254",
@@ -41,6 +44,9 @@ PRESETS: Mapping[str, tuple[str, ...]] = {
         ".compute.internal",
         "ec2.internal",
         ".ec2.internal",
+        "169.254.170.2",
+        "169.254.170.23",
+        "fd00:ec2::23",
     ),
     # instance metadata and the platform's WireServer
     "azure": ("169.254.169.254", "168.63.129.16"),
@@ -52,6 +58,8 @@ PRESETS: Mapping[str, tuple[str, ...]] = {
         "metadata.google.internal.",
         "metadata",
     ),
+    # the metadata service (instance metadata, user data: cloud-init reads it)
+    "openstack": ("169.254.169.254",),
     # NAME and NAME.NAMESPACE of each Service in the render (see service_names)
     SERVICES: (),
 }
@@ -69,6 +77,7 @@ INFRASTRUCTURE_PRESETS: Mapping[str, str] = {
     "AzureASOManagedCluster": "azure",
     "GCPCluster": "gcp",
     "GCPManagedCluster": "gcp",
+    "OpenStackCluster": "openstack",
 }
 
 

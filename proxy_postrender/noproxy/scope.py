@@ -40,6 +40,15 @@ class ClusterNetwork(FrozenStruct):
     preset_reason: str | None = None  # e.g. "AWSCluster of Cluster ns/name"
     services_default: bool = False  # services is kubeadm's default, the Cluster names none
     endpoint_source: str | None = None  # the object the endpoint was read from
+    infrastructure: str | None = None  # the infrastructure object read, e.g. "AWSCluster ns/a"
+    # where the node networks were read from, e.g. "AWSCluster ns/name node networks (…)"
+    nodes_source: str | None = None
+    # other entries read from the stream, each group with where it came from (e.g. the
+    # vCenter of a VSphereCluster): (source, entries)
+    derived: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # the derived group that covers a provider's load-balancer names, when the endpoint is
+    # not in the stream (e.g. "AWSCluster ns/name spec.region eu-west-1")
+    endpoint_suffixes: str | None = None
     left_out: tuple[str, ...] = ()  # values that are template variables still, for the report
 
     @property
@@ -52,6 +61,7 @@ class ClusterNetwork(FrozenStruct):
             or self.endpoint
             or self.nodes
             or self.presets
+            or self.derived
         )
 
 
@@ -92,7 +102,8 @@ def _network_groups(net: ClusterNetwork, where: str) -> list[tuple[str, list[NoP
     if net.endpoint:
         endpoint = f"{net.endpoint_source or where} control-plane endpoint"
         groups.append((endpoint, _entries([net.endpoint])))
-    groups.append((f"{where} node networks", _entries(net.nodes)))
+    groups.append((net.nodes_source or f"{where} node networks", _entries(net.nodes)))
+    groups += [(source, _entries(values)) for source, values in net.derived]
     return groups
 
 
