@@ -112,6 +112,12 @@ FLOOR_CASES = (  # name, what follows "python -c"
 )
 
 
+def _env_sizes(name: str, default: str) -> tuple[float, ...]:
+    """Sizes in MiB from a comma- or blank-separated variable ("" or 0: none)."""
+    words = os.environ.get(name, default).replace(",", " ").split()
+    return tuple(size for size in map(float, words) if size > 0)
+
+
 def _env_int(name: str, default: int) -> int:
     value = os.environ.get(name, "").strip()
     return int(value) if value else default
@@ -143,29 +149,11 @@ class Settings:
     safety_cap_kb: int = 8000 * MB // 1024  # any scaling run: spare the machine
     timeout_s: float = _env_float("BENCH_TIMEOUT_S", 900.0)
     # flow-style Deployments (JSON on one line) of these sizes in MiB ("" or 0: none)
-    flow_mib: tuple[float, ...] = tuple(
-        size
-        for size in map(
-            float,
-            os.environ.get("BENCH_FLOW_MIB", "0.25,0.5" if QUICK else "1,2,4,8")
-            .replace(" ", "")
-            .replace(",", " ")
-            .split(),
-        )
-        if size > 0
-    )
+    flow_mib: tuple[float, ...] = _env_sizes("BENCH_FLOW_MIB", "0.25,0.5" if QUICK else "1,2,4,8")
     flow_runs: int = _env_int("BENCH_FLOW_RUNS", 1 if QUICK else 3)
     # the two ClusterClasses of issue 27, finding 4, of these sizes in MiB ("" or 0: none)
-    clusterclass_mib: tuple[float, ...] = tuple(
-        size
-        for size in map(
-            float,
-            os.environ.get("BENCH_CLUSTERCLASS_MIB", "0.25,0.5" if QUICK else "1,8")
-            .replace(" ", "")
-            .replace(",", " ")
-            .split(),
-        )
-        if size > 0
+    clusterclass_mib: tuple[float, ...] = _env_sizes(
+        "BENCH_CLUSTERCLASS_MIB", "0.25,0.5" if QUICK else "1,8"
     )
     clusterclass_runs: int = _env_int("BENCH_CLUSTERCLASS_RUNS", 1 if QUICK else 3)
     out: Path = Path(os.environ.get("BENCH_OUT") or ROOT / "bench" / "out")
