@@ -271,8 +271,21 @@ def test_explain_names_the_object_each_entry_came_from() -> None:
     assert "10.20.1.0/24" not in lines  # inside the VPC: not listed again
 
 
-def test_an_infrastructure_object_without_a_network_is_named() -> None:
+def test_a_vpc_capa_creates_has_its_default_network() -> None:
+    """CAPA creates a managed VPC of 10.0.0.0/16 when the AWSCluster names no VPC, CIDR
+    or IPAM pool (pkg/cloud/services/network/vpc.go, createVPC): its nodes are there."""
     net = _network("AWSCluster", {"region": "eu-west-1"})
+    assert net.nodes == ("10.0.0.0/16",)
+    assert "CAPA's default for the VPC it creates" in (net.nodes_source or "")
+    (gap,) = coverage.node_addresses("localhost", net, ())
+    assert "10.0.0.0/16" in gap.message
+    assert coverage.node_addresses("10.0.0.0/16", net, ()) == []
+    for vpc in ({"id": "vpc-123"}, {"ipamPool": {"name": "pool"}}, {"cidrBlock": "${CIDR}"}):
+        assert _network("AWSCluster", {"network": {"vpc": vpc}}).nodes == ()
+
+
+def test_an_infrastructure_object_without_a_network_is_named() -> None:
+    net = _network("AWSCluster", {"region": "eu-west-1", "network": {"vpc": {"id": "vpc-1"}}})
     assert net.infrastructure == "AWSCluster ns/c1"
     (gap,) = coverage.node_addresses("10.0.0.0/8", net, ())
     assert gap.message.startswith("no node network is known for Cluster ns/c1 (AWSCluster ")

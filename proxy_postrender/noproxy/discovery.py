@@ -455,6 +455,8 @@ def _derive(obj: Mapping[str, Any], values: _Values, *, endpoint_known: bool) ->
                 suffixes = f"{values.label} {where} {raw}" if found else None
             if found:
                 groups.append((f"{values.label} {where} ({item.about})", found))
+    for default in infrastructure.defaults(str(obj.get("kind")), obj):
+        nodes.setdefault(default.value, f"{default.path}: {default.about}")
     kept = infrastructure.outermost(nodes)
     paths = ", ".join(dict.fromkeys(nodes[cidr] for cidr in kept))
     source = f"{values.label} node networks ({paths})" if kept else values.label

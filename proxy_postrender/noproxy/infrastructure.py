@@ -76,6 +76,40 @@ FIELDS: Mapping[str, tuple[Field, ...]] = {
     "NutanixCluster": (Field("spec.prismCentral.address", ENDPOINT, "Prism Central"),),
 }
 
+
+class Default(FrozenStruct):
+    """A node network a provider uses when the object names none: ``value`` when nothing
+    is at ``path`` nor at any of ``unless`` (the fields that make the provider use
+    another network)."""
+
+    path: str
+    value: str
+    unless: tuple[str, ...]
+    about: str  # where the default is, for the report
+
+
+DEFAULTS: Mapping[str, tuple[Default, ...]] = {
+    # pkg/cloud/services/network/vpc.go (createVPC, defaultVPCCidr) at the commit above:
+    # a managed VPC (no id) without an IPAM pool gets 10.0.0.0/16
+    "AWSCluster": (
+        Default(
+            "spec.network.vpc.cidrBlock",
+            "10.0.0.0/16",
+            ("spec.network.vpc.id", "spec.network.vpc.ipamPool"),
+            "CAPA's default for the VPC it creates",
+        ),
+    ),
+}
+
+
+def defaults(kind: str, obj: Mapping[str, Any]) -> Iterator[Default]:
+    """The defaults of ``kind`` that apply to ``obj`` (it names none of their fields)."""
+    for default in DEFAULTS.get(kind, ()):
+        paths = (default.path, *default.unless)
+        if not any(next(iter(values(obj, path)), None) for path in paths):
+            yield default
+
+
 # an AWS region as its endpoints are named (us-east-1, eu-central-2, us-gov-west-1, cn-north-1)
 _REGION = re.compile(r"[a-z]{2}(?:-[a-z]+)+-[0-9]{1,2}")
 
