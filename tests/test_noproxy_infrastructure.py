@@ -111,6 +111,10 @@ def test_node_networks_come_from_the_infrastructure_object(
         ("VSphereCluster", {"server": "10.1.2.3:443"}, "10.1.2.3", ""),
         ("VSphereCluster", {"server": "fd00::7"}, "fd00::7", ""),
         ("VSphereCluster", {"server": "https://[fd00::7]/sdk"}, "fd00::7", ""),
+        # found by an adversarial test: forms govmomi's soap.ParseURL takes
+        ("VSphereCluster", {"server": "[fd00::5]:443"}, "fd00::5", ""),
+        ("VSphereCluster", {"server": "admin:S3cretPW@vc.corp.example"}, "vc.corp.example", ""),
+        ("VSphereCluster", {"server": "admin:pa$sword@vc.corp.example:443"}, "vc.corp.example", ""),
         (
             "NutanixCluster",
             {"prismCentral": {"address": "prism.corp.example", "port": 9440}},
@@ -290,3 +294,34 @@ def test_an_infrastructure_object_without_a_network_is_named() -> None:
     (gap,) = coverage.node_addresses("10.0.0.0/8", net, ())
     assert gap.message.startswith("no node network is known for Cluster ns/c1 (AWSCluster ")
     assert "give AWSCluster ns/c1 its network" in gap.message
+
+
+@pytest.mark.parametrize(
+    "server", ["admin:S3cretPW@vc corp", "https://admin:S3cretPW@{{ x }}/sdk", "admin:S3cretPW@"]
+)
+def test_a_password_in_an_endpoint_never_reaches_a_message(server: str) -> None:
+    """Found by an adversarial test: user information without a scheme was kept in the
+    value, and a refusal quoted it (stderr, the log, KRM results)."""
+    with pytest.raises(InputError) as info:
+        _network("VSphereCluster", {"server": server}, endpoint="10.0.0.10")
+    assert "S3cretPW" not in str(info.value)
+    assert "admin" not in str(info.value)
+
+
+def test_a_zone_id_is_no_node_network() -> None:
+    spec = {"network": {"vpc": {"ipv6": {"cidrBlock": "fe80::1%eth0"}}}}
+    with pytest.raises(InputError, match="zone ID names one link of one host"):
+        _network("AWSCluster", spec)
+
+
+def test_an_object_of_another_group_is_not_the_infrastructure_object() -> None:
+    """Found by an adversarial test: objects were found by kind, namespace and name, so
+    one of another API group with the same kind and name replaced the real one."""
+    other = _infra("AWSCluster", {"network": {"vpc": {"cidrBlock": "10.9.0.0/16"}}}, "x.io/v1")
+    real = _infra("AWSCluster", {"network": {"vpc": {"cidrBlock": "10.1.0.0/16"}}})
+    for stream in ([_cluster("AWSCluster"), real, other], [_cluster("AWSCluster"), other, real]):
+        assert discover(stream).clusters[("ns", "c1")].nodes == ("10.1.0.0/16",)
+    # a reference that names the other group gets that object
+    cluster = _cluster("AWSCluster")
+    cluster["spec"]["infrastructureRef"]["apiVersion"] = "x.io/v1"
+    assert discover([cluster, real, other]).clusters[("ns", "c1")].nodes == ()

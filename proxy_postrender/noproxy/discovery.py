@@ -297,7 +297,7 @@ def discover(
     objects without one (--namespace)."""
     default = namespace or ""
     found: dict[Key, _Cluster] = {}
-    others: dict[RefKey, Mapping[str, Any]] = {}
+    others: dict[RefKey, list[Mapping[str, Any]]] = {}
     machine_sets: list[tuple[Key, RefKey, str]] = []
     classes: dict[Key, tuple[list[RefKey], str | None]] = {}
     named_by_class: dict[RefKey, ClassRef] = {}
@@ -321,7 +321,7 @@ def discover(
             for ref in classes[(namespace, name)][0]:
                 named_by_class.setdefault(ref, named)
         else:
-            others[(kind, namespace, name)] = obj
+            others.setdefault((kind, namespace, name), []).append(obj)
     index = ClusterIndex(named_by_class=named_by_class, namespace=default)
 
     def refer(ref: RefKey, cluster: Key, by: str) -> None:
@@ -367,9 +367,24 @@ def _check_once(
     )
 
 
+def _referenced(
+    cluster: _Cluster, others: Mapping[RefKey, list[Mapping[str, Any]]]
+) -> Mapping[str, Any] | None:
+    """The infrastructure object a Cluster's ``infrastructureRef`` names: of the group the
+    reference names (``apiVersion``, or v1beta2's ``apiGroup``), else of the
+    infrastructure group; an object of another group with that kind and name is not it."""
+    if cluster.infra is None:
+        return None
+    ref = dig(cluster.obj, "spec", "infrastructureRef")
+    group = _text(dig(ref, "apiGroup")) or api_group(dig(ref, "apiVersion"))
+    wanted = group or infrastructure.INFRASTRUCTURE_GROUP
+    found = [o for o in others.get(cluster.infra, []) if api_group(o.get("apiVersion")) == wanted]
+    return found[-1] if found else None
+
+
 def _network(
     cluster: _Cluster,
-    others: Mapping[RefKey, Mapping[str, Any]],
+    others: Mapping[RefKey, list[Mapping[str, Any]]],
     infra_kind: str | None,
     context_of: Contexts,
 ) -> ClusterNetwork:
@@ -380,7 +395,7 @@ def _network(
     where = "spec.clusterNetwork"
     endpoint = values.one(dig(spec, "controlPlaneEndpoint", "host"), _HOST, _ENDPOINT)
     endpoint_source = label
-    infra = others.get(cluster.infra) if cluster.infra is not None else None
+    infra = _referenced(cluster, others)
     infra_values = None
     if cluster.infra is not None and infra is not None:
         kind, namespace, name = cluster.infra
@@ -443,6 +458,12 @@ def _derive(obj: Mapping[str, Any], values: _Values, *, endpoint_known: bool) ->
                 continue
             if item.holds == infrastructure.NODES:
                 entry = values.entry(raw, _CIDRS, where)
+                if entry is not None and "%" in entry:  # a zone: a link, not a network
+                    raise InputError(
+                        f"{where}: {_shown(raw)} is not a network the nodes' addresses are "
+                        "in (an IPv6 zone ID names one link of one host)",
+                        values.context,
+                    )
                 if entry is not None:
                     nodes.setdefault(entry, item.path)
                 continue

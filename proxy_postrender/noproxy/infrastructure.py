@@ -37,7 +37,6 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from urllib.parse import urlsplit
 
 from proxy_postrender import TYPE_CHECKING
 from proxy_postrender.structs import FrozenStruct
@@ -133,19 +132,23 @@ def values(obj: Mapping[str, Any], path: str) -> Iterator[tuple[str, Any]]:
 
 
 def endpoint_host(value: str) -> str:
-    """The host of an endpoint written as a host, ``host:port`` or a URL (the caller checks
-    what is returned; a value that is none of these is returned whole, to be refused)."""
-    if "://" in value:
-        try:
-            return urlsplit(value).hostname or value
-        except ValueError:
-            return value
-    if value.count(":") == 1:  # host:port; an IPv6 address has more colons
-        host, _, port = value.partition(":")
-        return host if port.isdigit() else value
-    if value.startswith("[") and value.endswith("]"):
-        return value[1:-1]
-    return value
+    """The host of an endpoint written as a host, ``host:port``, ``[v6]:port``, or a URL,
+    with or without a scheme, and without the user information before an ``@`` (govmomi's
+    ``soap.ParseURL`` takes ``user:password@host``): never a password. What is none of
+    these is returned without its user information, to be refused."""
+    rest = value.split("://", 1)[1] if "://" in value else value
+    rest = rest.split("/", 1)[0].rsplit("@", 1)[-1]  # the authority, without user info
+    if rest.startswith("["):
+        host, bracket, port = rest[1:].partition("]")
+        return host if bracket and (not port or _is_port(port)) else rest
+    if rest.count(":") == 1:  # host:port; an IPv6 address has more colons
+        host, _, port = rest.partition(":")
+        return host if port.isdigit() else rest
+    return rest
+
+
+def _is_port(text: str) -> bool:
+    return text.startswith(":") and text[1:].isdigit()
 
 
 def is_region(value: str) -> bool:
