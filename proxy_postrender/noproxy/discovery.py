@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from proxy_postrender.errors import DocumentContext, InputError, UsageError
-from proxy_postrender.noproxy import infrastructure, presets, syntax
+from proxy_postrender.noproxy import presets, syntax
 from proxy_postrender.noproxy import services as service_rules
 from proxy_postrender.noproxy.scope import ClusterNetwork
 from proxy_postrender.objects import HELM4_FILENAME, LIST_KINDS, api_group, dig, walk_objects
@@ -375,6 +375,8 @@ def _referenced(
     infrastructure group; an object of another group with that kind and name is not it."""
     if cluster.infra is None:
         return None
+    from proxy_postrender.noproxy import infrastructure  # lazy: start-up
+
     ref = dig(cluster.obj, "spec", "infrastructureRef")
     group = _text(dig(ref, "apiGroup")) or api_group(dig(ref, "apiVersion"))
     wanted = group or infrastructure.INFRASTRUCTURE_GROUP
@@ -446,6 +448,8 @@ class Derived(FrozenStruct):
 def _derive(obj: Mapping[str, Any], values: _Values, *, endpoint_known: bool) -> Derived:
     """The node networks and the other entries of an infrastructure cluster object, each
     value checked as the Cluster's are (a variable still to expand is left out)."""
+    from proxy_postrender.noproxy import infrastructure  # lazy: start-up
+
     fields = infrastructure.FIELDS.get(str(obj.get("kind") or ""))
     if fields is None or api_group(obj.get("apiVersion")) != infrastructure.INFRASTRUCTURE_GROUP:
         return Derived()
@@ -490,6 +494,8 @@ def _elb(region: str, values: _Values, where: str) -> tuple[str, ...]:
     if _VARIABLE.search(region):
         values.left_out.append(f"{values.label} {where} ({_shown(region)})")
         return ()
+    from proxy_postrender.noproxy import infrastructure  # lazy: start-up
+
     if not infrastructure.is_region(region):
         raise InputError(
             f"{where}: {_shown(region)} is not an AWS region, and the load-balancer names "
