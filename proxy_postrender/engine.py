@@ -145,7 +145,7 @@ def run(
     result.no_proxy_notes = envs.notes
     if watch is not None:
         result.findings += [Finding(f.code, f.message, f.context) for f in watch.findings()]
-    result.findings += [Finding(gap.code, gap.message) for gap in envs.gaps()]
+    result.findings += [Finding(g.code, g.message, g.context) for g in envs.gaps()]
     result.findings += [Finding(size.SIZE_CODE, warning) for warning in envs.large.values()]
     error = result.strict_error() if request.strict else None
     if error is not None:
@@ -308,7 +308,7 @@ def _process_parsed(
             hook = generated.hook_of(obj)
             planned = request if hook is None else generated.for_hooks(request)
             try:
-                plan = planners.plan(obj, base, planned, envs)
+                plan = planners.plan(obj, base, planned, envs, context)
             except InputError as exc:  # named by its own document, else by this one
                 raise InputError(exc.message, exc.context or context) from None
             if watch is not None and isinstance(plan, NodePlan):

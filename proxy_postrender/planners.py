@@ -24,6 +24,7 @@ from proxy_postrender.structs import FrozenStruct
 if TYPE_CHECKING:
     from typing import Any
 
+    from proxy_postrender.errors import DocumentContext
     from proxy_postrender.plans import Plan
     from proxy_postrender.request import Request
     from proxy_postrender.targets import Target
@@ -44,8 +45,15 @@ PLANNERS: Mapping[str, Planner] = {
 }
 
 
-def plan(obj: Mapping[str, Any], base: Path, request: Request, envs: Environments) -> Plan | None:
-    """The plan of whichever planner the target table gives the object (None: no target)."""
+def plan(
+    obj: Mapping[str, Any],
+    base: Path,
+    request: Request,
+    envs: Environments,
+    context: DocumentContext | None = None,
+) -> Plan | None:
+    """The plan of whichever planner the target table gives the object (None: no target);
+    ``context``: its document."""
     target = request.targets.find(obj)
     if target is None:
         return None
@@ -53,7 +61,7 @@ def plan(obj: Mapping[str, Any], base: Path, request: Request, envs: Environment
     settings = planner.settings(request)
     if settings is None and not request.removing:
         return None
-    made = planner.plan(obj, base, target, envs.for_object(obj, planner.scope), settings)
+    made = planner.plan(obj, base, target, envs.for_object(obj, planner.scope, context), settings)
     if isinstance(made, kubeadm.NodePlan):
         kubeadm.check_inline_password(made, request.nodes)
     return made

@@ -7,9 +7,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from proxy_postrender.noproxy.coverage import NODE_ADDRESSES_UNKNOWN
 from proxy_postrender.yamltext import libyaml
 from tests.e2e import PROXY_VARS
-from tests.helpers import SHARED_PROFILE, run_cli
+from tests.helpers import GOLDEN, SHARED_PROFILE, run_cli
 
 ANNOTATIONS = (
     "      config.kubernetes.io/index: '0'\n"
@@ -376,3 +377,22 @@ def test_a_function_config_reads_ca_files_only_in_the_working_directory(tmp_path
     proc = run_cli([], _resource_list(DEPLOY_ITEM, config), cwd=work)
     assert proc.returncode == 0, proc.stderr
     assert "ConfigMap" in [item["kind"] for item in _out(proc)["items"]]
+
+
+def test_the_node_addresses_finding_names_the_control_plane() -> None:
+    # issue 28 item 5 review: the finding about a control plane carries its resourceRef
+    text = (GOLDEN / "infra-node-addresses-unknown" / "input.yaml").read_text()
+    lines = [line for line in text.splitlines() if not line.startswith("#")]
+    items = "".join(
+        "\n- " + doc.strip().replace("\n", "\n  ") for doc in "\n".join(lines).split("---\n")
+    )
+    proc = run_cli([], _resource_list(items + "\n", SHARED_PROFILE.read_text()))
+    assert proc.returncode == 0, proc.stderr
+    results = _out(proc)["results"]
+    (found,) = [r for r in results if r.get("tags", {}).get("code") == NODE_ADDRESSES_UNKNOWN]
+    assert found["tags"]["strict"] == "false"
+    assert found["resourceRef"] == {
+        "kind": "KubeadmControlPlane",
+        "name": "aws-1-control-plane",
+        "namespace": "fleet",
+    }

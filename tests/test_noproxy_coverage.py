@@ -4,12 +4,16 @@ error that writes nothing, and --report and the KRM results carry it."""
 
 from __future__ import annotations
 
+import ipaddress
+import sys
+from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
 
 import pytest
 
 from proxy_postrender import engine
-from proxy_postrender.noproxy import coverage
+from proxy_postrender.noproxy import clients, coverage, infrastructure
 from proxy_postrender.noproxy.scope import ClusterNetwork, NoProxyConfig
 from proxy_postrender.profile import loader
 from proxy_postrender.profile.request import to_request
@@ -138,8 +142,9 @@ def test_the_built_list_covers_what_it_adds() -> None:
 
 
 def test_the_default_profile_of_the_demo_and_the_golden_cases_is_quiet() -> None:
-    """Quiet but for the node addresses: the shared golden profile names no node network,
-    and the golden control planes' infrastructure objects give none (the demo's does)."""
+    """Quiet but for the node addresses not known (not strict): the shared golden profile
+    names no node network, and the golden control planes' infrastructure objects give none
+    (the demo's profile does); never the strict noproxy/node-addresses."""
     for profile, text, node_addresses in [
         (DEMO / "profile.yaml", (DEMO / "rendered.yaml").read_text(), False),
         (SHARED_PROFILE, (GOLDEN / "capi-v1beta2" / "input.yaml").read_text(), True),
@@ -147,8 +152,9 @@ def test_the_default_profile_of_the_demo_and_the_golden_cases_is_quiet() -> None
     ]:
         result = engine.process(text, _request(profile))
         codes = [f.code for f in result.findings if f.code.startswith("noproxy/")]
-        assert [c for c in codes if c != coverage.NODE_ADDRESSES] == []
-        assert (coverage.NODE_ADDRESSES in codes) is node_addresses
+        assert [c for c in codes if c != coverage.NODE_ADDRESSES_UNKNOWN] == []
+        assert (coverage.NODE_ADDRESSES_UNKNOWN in codes) is node_addresses
+        assert result.strict_error() is None
 
 
 def test_the_workloads_warning_names_the_scope() -> None:
@@ -227,3 +233,83 @@ def test_krm_strict_is_an_error_result() -> None:
     (data,) = libyaml.load_data(proc.stdout.decode())
     assert [r["severity"] for r in data["results"]] == ["error"]
     assert "[noproxy/apiserver-service; --strict]" in data["results"][0]["message"]
+
+
+# --- the node and pod CIDRs: the value read once (issue 28 item 5 review) -------------
+
+
+def _ipaddress_calls(work: Callable[[], object]) -> int:
+    """How many functions of the ipaddress module ``work`` calls (a count, not a time)."""
+    calls = 0
+
+    def profile(frame: FrameType, event: str, arg: object) -> None:
+        nonlocal calls
+        if event == "call" and frame.f_code.co_filename.endswith("ipaddress.py"):
+            calls += 1
+
+    sys.setprofile(profile)
+    try:
+        work()
+    finally:
+        sys.setprofile(None)
+    return calls
+
+
+def _node_check(count: int) -> Callable[[], object]:
+    cidrs = tuple(f"10.{i // 256}.{i % 256}.0/24" for i in range(count))
+    value = ",".join(("localhost", ".svc", *cidrs))
+    net = ClusterNetwork("Cluster ns/a", nodes=cidrs, pods=cidrs)
+    return lambda: (
+        coverage.node_addresses(value, net, ()),
+        coverage.check(value, [net], workloads=False),
+        infrastructure.outermost([*cidrs, "10.0.0.0/8", *cidrs]),
+    )
+
+
+def test_node_and_pod_cidrs_cost_linear_work_in_their_number() -> None:
+    small, large = (_ipaddress_calls(_node_check(n)) for n in (50, 400))
+    # 8 times the networks: 8 times the work (the value was read once per network, and
+    # outermost compared each network with each other: 64 times)
+    assert large <= 9 * small, (small, large)
+
+
+def _reference_first_proxied(value: str, cidr: str, port: int) -> str | None:
+    """The first proxied address of ``cidr`` by asking go_direct about every address."""
+    for address in ipaddress.ip_network(cidr, strict=False):
+        dest = clients.parse_destination(
+            f"[{address}]:{port}" if address.version == 6 else f"{address}:{port}"
+        )
+        if not clients.go_direct(value, dest):
+            return str(address)
+    return None
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "",
+        "*",
+        "10.0.0.0/29",
+        "10.0.0.0/30,10.0.0.4",
+        "10.0.0.1,10.0.0.0:6443,10.0.0.2:80,10.0.0.3:6443",
+        " 10.0.0.0/31 , 10.0.0.2/31,bad/cidr,example.com,10.0.0.5/32",
+        "fd00::/126,fd00::4,[fd00::5]:6443,[fd00::6]:80,fe80::1%eth0",
+        "10.0.0.0/28,fd00::/120",
+        "127.0.0.1,10.0.0.7",
+    ],
+)
+@pytest.mark.parametrize("cidr", ["10.0.0.0/29", "fd00::/125", "127.0.0.0/30", "10.0.0.6/31"])
+def test_first_proxied_reads_the_value_as_go_does(value: str, cidr: str) -> None:
+    ranges = clients.go_ranges(value, 6443)
+    found = coverage.first_proxied(ranges, cidr)
+    assert (str(found) if found else None) == _reference_first_proxied(value, cidr, 6443)
+
+
+def test_outermost_keeps_order_and_the_first_of_equal_ones() -> None:
+    texts = ["10.1.0.0/24", "fd00::/64", "10.1.0.0/24", "10.0.0.0/8", "fd00::1", "10.1.0.5"]
+    assert infrastructure.outermost(texts) == ("fd00::/64", "10.0.0.0/8")
+    assert infrastructure.outermost(["10.2.0.0/16", "10.1.0.0/16", "10.2.0.0/16"]) == (
+        "10.2.0.0/16",
+        "10.1.0.0/16",
+    )
+    assert infrastructure.outermost(iter(["10.0.0.1", "10.0.0.0/31"])) == ("10.0.0.0/31",)

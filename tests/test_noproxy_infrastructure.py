@@ -206,15 +206,54 @@ def test_openstack_clusters_pick_the_openstack_preset(kind: str) -> None:
 # --- noproxy/node-addresses -----------------------------------------------------------
 
 
-def test_the_code_is_declared_and_strict() -> None:
+def test_the_codes_are_declared_uncovered_strict_unknown_not() -> None:
     assert CODES[coverage.NODE_ADDRESSES].strict
+    assert not CODES[coverage.NODE_ADDRESSES_UNKNOWN].strict
 
 
-def test_no_node_network_known_is_said() -> None:
+def test_no_node_network_known_is_said_not_strict() -> None:
     (gap,) = coverage.node_addresses("10.0.0.0/8", ClusterNetwork("Cluster ns/a"), ())
-    assert gap.code == coverage.NODE_ADDRESSES
-    assert gap.message.startswith("no node network is known for Cluster ns/a: ")
+    assert gap.code == coverage.NODE_ADDRESSES_UNKNOWN
+    assert gap.message.startswith("no node network is known for Cluster ns/a, so the tool ")
+    assert "cannot check" in gap.message
     assert "spec.cluster.nodeCIDRs" in gap.message and "spec.noProxy" in gap.message
+    assert "in the stream" not in gap.message and "give " not in gap.message
+
+
+def test_the_unknown_fixes_fit_the_cluster() -> None:
+    missing = ClusterNetwork(
+        "Cluster ns/a", infrastructure_ref="AWSCluster ns/a", infrastructure_kind="AWSCluster"
+    )
+    (gap,) = coverage.node_addresses("", missing, ())
+    assert "put AWSCluster ns/a, which gives it, in the stream" in gap.message
+    # a VSphereCluster names no node network: neither putting it in nor giving it one helps
+    for infra in (None, "VSphereCluster ns/a"):
+        vsphere = ClusterNetwork(
+            "Cluster ns/a",
+            infrastructure=infra,
+            infrastructure_ref="VSphereCluster ns/a",
+            infrastructure_kind="VSphereCluster",
+        )
+        (gap,) = coverage.node_addresses("", vsphere, ())
+        assert "in the stream" not in gap.message and "give " not in gap.message
+    assert "(VSphereCluster ns/a has no field for it)" in gap.message
+    # the kinds offered are the table's kinds with node-network fields
+    assert infrastructure.NODE_KINDS == (
+        "AWSCluster",
+        "AzureCluster",
+        "OpenStackCluster",
+        "GCPCluster",
+    )
+
+
+def test_golden_clusters_without_a_known_node_network_pass_strict() -> None:
+    for case in ("infra-vsphere", "infra-nutanix", "capi-clusterclass", "capi-v1beta2"):
+        text = (GOLDEN / case / "input.yaml").read_text()
+        request = to_request(loader.load(str(SHARED_PROFILE), environ={}))
+        result = engine.process(text, request)
+        codes = {f.code for f in result.findings}
+        assert coverage.NODE_ADDRESSES not in codes, case
+        assert result.strict_error() is None, case
 
 
 def test_a_node_network_not_covered_is_named_with_its_source() -> None:
@@ -229,14 +268,15 @@ def test_a_node_network_not_covered_is_named_with_its_source() -> None:
 
 def _findings(text: str, profile: str = str(SHARED_PROFILE)) -> list[str]:
     result = engine.process(text, to_request(loader.load(profile, environ={})))
-    return [f.code for f in result.findings if f.code == coverage.NODE_ADDRESSES]
+    codes = (coverage.NODE_ADDRESSES, coverage.NODE_ADDRESSES_UNKNOWN)
+    return [f.code for f in result.findings if f.code in codes]
 
 
 def test_the_warning_follows_the_control_plane_and_the_known_networks() -> None:
     aws = (GOLDEN / "infra-aws" / "input.yaml").read_text()
-    unknown = (GOLDEN / "infra-node-addresses-strict" / "input.yaml").read_text()
+    unknown = (GOLDEN / "infra-node-addresses-unknown" / "input.yaml").read_text()
     assert _findings(aws) == []  # the AWSCluster gives the VPC
-    assert _findings(unknown) == [coverage.NODE_ADDRESSES]
+    assert _findings(unknown) == [coverage.NODE_ADDRESSES_UNKNOWN]
     # a worker template's exports reach no static pod
     workers = unknown.replace("kind: KubeadmControlPlane", "kind: KubeadmConfigTemplate")
     assert _findings(workers) == []
@@ -247,7 +287,7 @@ def test_spec_cluster_node_cidrs_silences_it(tmp_path: Any) -> None:
     profile.write_text(
         SHARED_PROFILE.read_text() + "  cluster:\n    nodeCIDRs: [10.20.0.0/16]\n", "utf-8"
     )
-    unknown = (GOLDEN / "infra-node-addresses-strict" / "input.yaml").read_text()
+    unknown = (GOLDEN / "infra-node-addresses-unknown" / "input.yaml").read_text()
     assert _findings(unknown, str(profile)) == []
 
 
@@ -293,6 +333,7 @@ def test_an_infrastructure_object_without_a_network_is_named() -> None:
     assert net.infrastructure == "AWSCluster ns/c1"
     (gap,) = coverage.node_addresses("10.0.0.0/8", net, ())
     assert gap.message.startswith("no node network is known for Cluster ns/c1 (AWSCluster ")
+    assert gap.code == coverage.NODE_ADDRESSES_UNKNOWN
     assert "give AWSCluster ns/c1 its network" in gap.message
 
 

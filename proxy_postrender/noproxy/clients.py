@@ -200,6 +200,67 @@ def go_direct(no_proxy: str, dest: Destination) -> bool:
     return False
 
 
+class GoRanges(FrozenStruct):
+    """What :func:`go_direct` sends direct among IP addresses at one port, read once:
+    everything (``*``), or the address ranges of each IP version (sorted, disjoint, not
+    touching: ``(first, last)`` as integers), loopback included."""
+
+    everything: bool
+    ranges: Mapping[int, tuple[tuple[int, int], ...]]
+
+
+_LOOPBACK: tuple[tuple[int, str], ...] = ((4, "127.0.0.0/8"), (6, "::1/128"))
+
+
+def go_ranges(no_proxy: str, port: int) -> GoRanges:
+    """The addresses Go sends direct at ``port`` under ``no_proxy``, read as
+    :func:`go_direct` reads each entry for an IP host: a CIDR, or an address with no
+    port or with ``port`` (a name never matches an address)."""
+    found: dict[int, list[tuple[int, int]]] = {4: [], 6: []}
+    for version, text in _LOOPBACK:
+        loopback = ipaddress.ip_network(text)
+        found[version].append((int(loopback.network_address), int(loopback.broadcast_address)))
+    for raw in no_proxy.split(","):
+        entry = raw.strip().lower()
+        if entry == "*":
+            return GoRanges(True, {})
+        if not entry:
+            continue
+        if "/" in entry:
+            try:
+                network = ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                pass
+            else:
+                first, last = int(network.network_address), int(network.broadcast_address)
+                found[network.version].append((first, last))
+                continue
+        entry_port = ""
+        split = _go_split_host_port(entry)
+        if split is not None:
+            entry, entry_port = split
+        try:
+            address = ipaddress.ip_address(entry)
+        except ValueError:
+            continue
+        # an address with a zone never equals a destination's (which has none)
+        zoned = isinstance(address, ipaddress.IPv6Address) and address.scope_id
+        if entry_port in ("", str(port)) and not zoned:
+            found[address.version].append((int(address), int(address)))
+    return GoRanges(False, {version: _merged(spans) for version, spans in found.items()})
+
+
+def _merged(spans: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    merged: list[tuple[int, int]] = []
+    for first, last in sorted(spans):
+        if merged and first <= merged[-1][1] + 1:
+            if last > merged[-1][1]:
+                merged[-1] = (merged[-1][0], last)
+        else:
+            merged.append((first, last))
+    return tuple(merged)
+
+
 # --- curl 7.87 to 8.17: lib/noproxy.c --------------------------------------------
 # Two series differ in how a blank between entries reads: curl 7.87 to 8.8 take it
 # as a separator ("a b" is two entries; deprecated in 7.88.0), curl 8.9.0 to 8.17

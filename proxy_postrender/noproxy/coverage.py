@@ -16,16 +16,19 @@ models of :mod:`proxy_postrender.noproxy.clients` read the value:
   apiserver from a script); Go alone for pod IPs (curl and Python never read an
   IPv6 CIDR, wget no CIDR at all: the per-list warnings say so already).
 
-Each gap is a :class:`Gap` with a code of :data:`CODES`; all of them are strict.
+Each gap is a :class:`Gap` with a code of :data:`CODES`; all of them are strict but
+``noproxy/node-addresses-unknown`` (nothing to check: no node network is known).
 Pure data in, data out.
 """
 
 from __future__ import annotations
 
+import bisect
 import ipaddress
 from collections.abc import Sequence
 
-from proxy_postrender.noproxy import clients, syntax
+from proxy_postrender.errors import DocumentContext
+from proxy_postrender.noproxy import clients, infrastructure, syntax
 from proxy_postrender.noproxy.clients import Destination
 from proxy_postrender.noproxy.scope import ClusterNetwork, first_address
 from proxy_postrender.structs import FrozenStruct
@@ -34,6 +37,7 @@ APISERVER_SERVICE = "noproxy/apiserver-service"
 CONTROL_PLANE_ENDPOINT = "noproxy/control-plane-endpoint"
 POD_CIDR = "noproxy/pod-cidr"
 NODE_ADDRESSES = "noproxy/node-addresses"
+NODE_ADDRESSES_UNKNOWN = "noproxy/node-addresses-unknown"
 
 # code, whether --strict makes it an error, what it means (docs/noproxy.md)
 CODES: tuple[tuple[str, bool, str], ...] = (
@@ -45,24 +49,33 @@ CODES: tuple[tuple[str, bool, str], ...] = (
         True,
         "the nodes' own network is not in the NO_PROXY that reaches kubeadm's static pods",
     ),
+    (
+        NODE_ADDRESSES_UNKNOWN,
+        False,
+        "no node network is known for a control plane: the tool cannot check the above",
+    ),
 )
 
 # kubeadm's service CIDR is 10.96.0.0/12: the kubernetes Service is its first address
 DEFAULT_SERVICE_ADDRESS = "10.96.0.1"
 SERVICE_PORT = 443
 ENDPOINT_PORT = 6443  # Cluster API's and kubeadm's default apiserver port
+POD_PORT = 8080  # a pod's port, for the pod CIDRs (any port but the apiserver's)
 NODE_CLIENTS: tuple[str, ...] = ("go",)
 WORKLOAD_CLIENTS: tuple[str, ...] = ("go", "curl", "requests")
-POD_CLIENTS: tuple[str, ...] = ("go",)
+POD_CLIENTS: tuple[str, ...] = ("go",)  # Go only: first_proxied reads it as Go does
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+_NO_END = 1 << 129  # above any address: sorts a span (first, any end) before it
 
 
 class Gap(FrozenStruct):
-    """A destination that goes through the proxy: its code and what to say."""
+    """A destination that goes through the proxy: its code, what to say, and the document
+    it is about when one object is (a control plane, for the node addresses)."""
 
     code: str
     message: str
+    context: DocumentContext | None = None
 
 
 def _destination(text: str, port: int) -> Destination | None:
@@ -89,26 +102,20 @@ def _names(proxying: Sequence[str]) -> str:
     return titles[0] if len(titles) == 1 else ", ".join(titles[:-1]) + " and " + titles[-1]
 
 
-def _samples(cidr: str, value: str) -> list[Address]:
-    """Addresses of ``cidr`` such that it is covered when they all are: its first, and the
-    one after each address or CIDR of ``value`` that ends inside it (the entries cover
-    ranges, so a gap starts at the CIDR's start or right after one of them)."""
+def first_proxied(ranges: clients.GoRanges, cidr: str) -> Address | None:
+    """The first address of ``cidr`` Go sends through the proxy, as ``ranges`` (the
+    NO_PROXY read once: :func:`clients.go_ranges`) say; None when all go direct."""
+    if ranges.everything:
+        return None
     network = ipaddress.ip_network(cidr, strict=False)
-    found: list[Address] = [network.network_address]
-    for raw in value.split(","):
-        try:
-            entry = syntax.parse_entry(raw)
-        except syntax.NoProxyEntryError:
-            continue
-        if entry.kind not in ("ip", "cidr") or entry.port is not None or "%" in entry.text:
-            continue
-        listed = ipaddress.ip_network(entry.text, strict=False)
-        if listed.version != network.version or not listed.overlaps(network):
-            continue
-        after = int(listed.broadcast_address) + 1 - int(network.network_address)
-        if after < network.num_addresses:
-            found.append(network.network_address + after)
-    return found
+    first, last = int(network.network_address), int(network.broadcast_address)
+    spans = ranges.ranges.get(network.version, ())
+    at = bisect.bisect_right(spans, (first, _NO_END)) - 1
+    if at >= 0 and spans[at][0] <= first <= spans[at][1]:
+        first = spans[at][1] + 1  # the spans do not touch: the next address is proxied
+    if first > last:
+        return None
+    return network.network_address + (first - int(network.network_address))
 
 
 def _service_addresses(net: ClusterNetwork, assume_default: bool) -> list[tuple[str, str]]:
@@ -139,6 +146,7 @@ def check(
     if assume_default is None:
         assume_default = workloads
     gaps: list[Gap] = []
+    ranges: clients.GoRanges | None = None  # the value read once, for the pod CIDRs
     talkers = WORKLOAD_CLIENTS if workloads else NODE_CLIENTS
     who = (
         "client-go's in-cluster config calls the apiserver by it"
@@ -177,65 +185,74 @@ def check(
                     )
                 )
         for cidr in net.pods:
-            for sample in _samples(cidr, value):
-                dest = _destination(str(sample), 8080)
-                proxying = proxied(value, dest, POD_CLIENTS) if dest else []
-                if proxying:
-                    gaps.append(
-                        Gap(
-                            POD_CIDR,
-                            f"the pod CIDR {cidr} ({net.label}) is not covered: "
-                            f"{_names(proxying)} send requests for pod IPs such as {sample} "
-                            f"through the proxy (metrics scrapes, webhooks); add {cidr} to "
-                            "spec.noProxy",
-                        )
+            ranges = ranges or clients.go_ranges(value, POD_PORT)
+            sample = first_proxied(ranges, cidr)
+            if sample is not None:
+                gaps.append(
+                    Gap(
+                        POD_CIDR,
+                        f"the pod CIDR {cidr} ({net.label}) is not covered: "
+                        f"{_names(POD_CLIENTS)} send requests for pod IPs such as {sample} "
+                        f"through the proxy (metrics scrapes, webhooks); add {cidr} to "
+                        "spec.noProxy",
                     )
-                    break
+                )
     return gaps
+
+
+_WHY = (
+    "kubeadm copies the exported proxy variables into its control plane's static pods, "
+    "and kube-controller-manager and kube-scheduler (from kubeadm 1.33 the kubelet too) "
+    "call the apiserver at the node's own address"
+)
 
 
 def node_addresses(value: str, net: ClusterNetwork, profile_nodes: Sequence[str]) -> list[Gap]:
     """Whether a NO_PROXY of ``value``, exported to a control plane's kubeadm (which copies
     it into kube-controller-manager and kube-scheduler; from 1.33 the kubelet too calls the
     apiserver at the node's own address), covers the node networks of ``net`` and the
-    profile's (``profile_nodes``); when none is known, a gap that says so."""
-    where = (
-        f"give {net.infrastructure} its network (the fields in docs/noproxy.md)"
-        if net.infrastructure
-        else "put its infrastructure cluster object (AWSCluster, AzureCluster, "
-        "OpenStackCluster, GCPCluster) in the stream"
-    )
-    fix = f"{where}, set spec.cluster.nodeCIDRs, or add the node network to spec.noProxy"
-    why = (
-        "kubeadm copies the exported proxy variables into its control plane's static pods, "
-        "and kube-controller-manager and kube-scheduler (from kubeadm 1.33 the kubelet too) "
-        "call the apiserver at the node's own address"
-    )
+    profile's (``profile_nodes``): a strict gap for each that it does not; when none is
+    known, a gap (not strict) that says the tool cannot check it, and how to let it."""
     known = [*profile_nodes, *net.nodes]
     if not known:
-        return [
-            Gap(
-                NODE_ADDRESSES,
-                f"no node network is known for {net.label}"
-                + (f" ({net.infrastructure} names none)" if net.infrastructure else "")
-                + f": {why}, through the proxy unless "
-                f"NO_PROXY covers it; {fix} (set spec.cluster.nodeCIDRs also when "
-                "spec.noProxy covers the nodes already)",
-            )
-        ]
+        return [_unknown(net)]
     gaps: list[Gap] = []
+    ranges = clients.go_ranges(value, ENDPOINT_PORT)  # read once for all the networks
     for cidr in dict.fromkeys(known):
         source = net.nodes_source if cidr in net.nodes and net.nodes_source else "spec.cluster"
-        for sample in _samples(cidr, value):
-            dest = _destination(str(sample), ENDPOINT_PORT)
-            if dest is not None and proxied(value, dest, NODE_CLIENTS):
-                gaps.append(
-                    Gap(
-                        NODE_ADDRESSES,
-                        f"the node network {cidr} ({source}) of {net.label} is not covered: "
-                        f"{why}, and Go sends requests for node addresses such as {sample} "
-                        f"through the proxy; {fix}",
-                    )
+        sample = first_proxied(ranges, cidr)
+        if sample is not None:
+            gaps.append(
+                Gap(
+                    NODE_ADDRESSES,
+                    f"the node network {cidr} ({source}) of {net.label} is not covered: "
+                    f"{_WHY}, and Go sends requests for node addresses such as {sample} "
+                    f"through the proxy; add {cidr} (or a CIDR that covers it) to spec.noProxy",
                 )
-                break
+            )
     return gaps
+
+
+def _unknown(net: ClusterNetwork) -> Gap:
+    """That no node network of ``net`` is known, with the fixes that can work for it."""
+    fixes = ["set spec.cluster.nodeCIDRs to it (the tool then adds it and checks it)"]
+    kind = net.infrastructure_kind
+    if kind in infrastructure.NODE_KINDS:
+        if net.infrastructure:
+            fixes.append(f"give {net.infrastructure} its network (the fields in docs/noproxy.md)")
+        elif net.infrastructure_ref:
+            fixes.append(f"put {net.infrastructure_ref}, which gives it, in the stream")
+    fixes.append(
+        "add an entry that covers it to spec.noProxy (the warning stays: set "
+        "spec.cluster.nodeCIDRs as well)"
+    )
+    names = ""
+    if net.infrastructure:
+        none = "names none" if kind in infrastructure.NODE_KINDS else "has no field for it"
+        names = f" ({net.infrastructure} {none})"
+    return Gap(
+        NODE_ADDRESSES_UNKNOWN,
+        f"no node network is known for {net.label}{names}, so the tool cannot check that "
+        f"NO_PROXY covers it: {_WHY}, through the proxy unless NO_PROXY covers the node "
+        f"addresses; {', '.join(fixes[:-1])}, or {fixes[-1]}",
+    )

@@ -427,6 +427,8 @@ def _network(
         endpoint=endpoint,
         nodes=derived.nodes,
         infrastructure=infra_values.label if infra_values else None,
+        infrastructure_ref=_label(cluster.infra[0], cluster.infra[1:]) if cluster.infra else None,
+        infrastructure_kind=cluster.infra[0] if cluster.infra else None,
         nodes_source=derived.source if derived.nodes else None,
         derived=derived.groups,
         endpoint_suffixes=derived.suffixes,

@@ -15,7 +15,7 @@ from proxy_postrender import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
-from proxy_postrender.errors import InputError
+from proxy_postrender.errors import DocumentContext, InputError
 from proxy_postrender.noproxy import advice, coverage, presets, scope, size, syntax
 from proxy_postrender.noproxy.scope import ClusterNetwork, NoProxyConfig
 from proxy_postrender.objects import api_group
@@ -124,28 +124,36 @@ class Environments:
             found += _about(label, gaps)
         return found
 
-    def for_object(self, obj: Mapping[str, Any], where: str) -> ObjectEnv:
-        """The variables of ``obj`` in scope ``where`` (WORKLOADS or NODES)."""
+    def for_object(
+        self, obj: Mapping[str, Any], where: str, context: DocumentContext | None = None
+    ) -> ObjectEnv:
+        """The variables of ``obj`` in scope ``where`` (WORKLOADS or NODES); ``context``:
+        its document, named by what is said about it."""
         if where == WORKLOADS or self.config is None or not self.env:
             self._workloads_used = True
             return self._workloads
         if self.index is None:
             self._plain_used = True
-            self._check_static_pods(obj, (), _no_proxy(self.env))
+            self._check_static_pods(obj, (), _no_proxy(self.env), context)
             return self._plain
         networks, how = self.index.networks_for(obj)
         key = tuple(dict.fromkeys(networks))
         if key not in self._cache:
             self._cache[key] = with_no_proxy(self.env, self.value(key))
-        self._check_static_pods(obj, key, _no_proxy(self._cache[key]))
+        self._check_static_pods(obj, key, _no_proxy(self._cache[key]), context)
         labels = tuple(net.label for net in key)
         return ObjectEnv(self._cache[key], labels, how, self.index.class_of(obj))
 
     def _check_static_pods(
-        self, obj: Mapping[str, Any], networks: Sequence[ClusterNetwork], value: str
+        self,
+        obj: Mapping[str, Any],
+        networks: Sequence[ClusterNetwork],
+        value: str,
+        context: DocumentContext | None,
     ) -> None:
         """For a control plane's kubeadm object: whether ``value``, which kubeadm copies into
-        its static pods, covers the nodes' own addresses (said once per scope)."""
+        its static pods, covers the nodes' own addresses (said once per scope, about the
+        first such object, whose document is ``context``)."""
         if (
             obj.get("kind") not in CONTROL_PLANE_KINDS
             or api_group(obj.get("apiVersion")) != CONTROL_PLANE_GROUP
@@ -159,7 +167,7 @@ class Environments:
             networks = (ClusterNetwork("their cluster (no Cluster object matched)"),)
         if label not in self._static_pods:
             self._static_pods[label] = [
-                gap
+                coverage.Gap(gap.code, gap.message, context)
                 for net in networks
                 for gap in coverage.node_addresses(value, net, config.cluster.nodes)
             ]
@@ -199,4 +207,6 @@ def _no_proxy(env: Env) -> str:
 
 
 def _about(scope_label: str, gaps: Sequence[coverage.Gap]) -> list[coverage.Gap]:
-    return [coverage.Gap(g.code, f"NO_PROXY of {scope_label}: {g.message}") for g in gaps]
+    return [
+        coverage.Gap(g.code, f"NO_PROXY of {scope_label}: {g.message}", g.context) for g in gaps
+    ]

@@ -41,6 +41,9 @@ class ClusterNetwork(FrozenStruct):
     services_default: bool = False  # services is kubeadm's default, the Cluster names none
     endpoint_source: str | None = None  # the object the endpoint was read from
     infrastructure: str | None = None  # the infrastructure object read, e.g. "AWSCluster ns/a"
+    # the infrastructure object the Cluster names (in the stream or not) and its kind
+    infrastructure_ref: str | None = None
+    infrastructure_kind: str | None = None
     # where the node networks were read from, e.g. "AWSCluster ns/name node networks (…)"
     nodes_source: str | None = None
     # other entries read from the stream, each group with where it came from (e.g. the
