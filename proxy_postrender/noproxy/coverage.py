@@ -28,7 +28,7 @@ import ipaddress
 from collections.abc import Sequence
 
 from proxy_postrender.errors import DocumentContext
-from proxy_postrender.noproxy import clients, infrastructure, syntax
+from proxy_postrender.noproxy import clients, syntax
 from proxy_postrender.noproxy.clients import Destination
 from proxy_postrender.noproxy.scope import ClusterNetwork, first_address
 from proxy_postrender.structs import FrozenStruct
@@ -235,6 +235,8 @@ def node_addresses(value: str, net: ClusterNetwork, profile_nodes: Sequence[str]
 
 def _unknown(net: ClusterNetwork) -> Gap:
     """That no node network of ``net`` is known, with the fixes that can work for it."""
+    from proxy_postrender.noproxy import infrastructure  # lazy: start-up
+
     fixes = ["set spec.cluster.nodeCIDRs to it (the tool then adds it and checks it)"]
     kind = net.infrastructure_kind
     if kind in infrastructure.NODE_KINDS:
