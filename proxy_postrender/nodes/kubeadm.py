@@ -656,19 +656,13 @@ def _secret_for(obj: Mapping[str, Any], settings: NodeSettings, found: ObjectEnv
     without one (CAPI reads the Secret in the namespace of the cluster's machines)."""
     ref = _cluster_secret(obj, settings, found)
     shared = found.shared_by
-    who = None
-    if shared is not None:
-        who = "this ClusterClass" if shared.context else shared.label
-    elif obj.get("kind") == "KubeadmControlPlaneTemplate":
-        # only a ClusterClass uses one, also when the class is not in the stream
-        who = "the ClusterClass that uses this KubeadmControlPlaneTemplate"
-    if who is not None and not settings.secret_name:
+    if shared is not None and not settings.secret_name:
         raise InputError(
-            f"{who} serves many clusters: with spec.nodes.credentials: secret, set "
-            "spec.nodes.secretName (a Secret each cluster's namespace provides); without it, "
-            f"its template {_named(obj)} would take its files from Secret {ref.name} in every "
-            "cluster of the class",
-            shared.context if shared is not None else None,
+            f"{'this ClusterClass' if shared.context else shared.label} serves many clusters: "
+            "with spec.nodes.credentials: secret, set spec.nodes.secretName (a Secret each "
+            f"cluster's namespace provides); without it, its template {_named(obj)} would "
+            f"take its files from Secret {ref.name} in every cluster of the class",
+            shared.context,
         )
     return ref
 
