@@ -282,3 +282,24 @@ def test_the_output_takes_back_the_line_break_it_gave(limit: int | None) -> None
         out.write("\n")
         out.drop_final_newline()
         assert "".join(s.text for s in out.segments()) == "a: 1\nb: 2\r"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # found by the property test_changed_profile_replaces_only_what_was_injected
+        "apiVersion: v1\nkind: ReplicationController\nmetadata:\n  name: a\nspec:\n"
+        "  template:\n    spec:\n      containers:\n      - name: a\n        image: x\n"
+        "        env: null\u2028        workingDir: |\n          /srv",
+        "apiVersion: controlplane.cluster.x-k8s.io/v1beta1\u2028kind: KubeadmControlPlane\n"
+        "metadata:\n  name: a\nspec:\n  kubeadmConfigSpec:\n    format: cloud-config",
+    ],
+)
+def test_a_changed_profile_keeps_the_inputs_other_line_breaks(text: str) -> None:
+    """The tool's last lines before an input's LS took it along when a changed profile
+    deleted them (the LS became an LF), or the run was refused; now the LF before them
+    goes, and the result is what the new profile gives the input."""
+    changed = Request(env=(("HTTP_PROXY", "http://other:8080"),), nodes=NODES)
+    out = engine.process(text, REQUEST).text
+    assert engine.process(out, changed).text == engine.process(text, changed).text
+    assert engine.process(out, REMOVE).text == text

@@ -976,6 +976,37 @@ def _take_break_at_end(text: str, ordered: list[Edit]) -> None:
     ordered[k] = Edit(start, len(text), "")
 
 
+def _other_break_ends(text: str, edit: Edit) -> bool:
+    """Whether ``edit`` deletes lines the last of which ends in the input's own line break
+    other than LF (LS, NEL, PS, a CR alone: the tool writes LF)."""
+    if edit.text or edit.end <= edit.start:
+        return False
+    last = text[edit.end - 1]
+    return last in "\x85\u2028\u2029" or (last == "\r" and text[edit.end : edit.end + 1] != "\n")
+
+
+def _keep_other_breaks(text: str, ordered: list[Edit]) -> None:
+    """Deletions (in place in ``ordered``) that end after such a line break keep it and
+    take the LF before the deleted lines instead: a changed profile then gives what the
+    new profile gives the input. Adjacent deletions before it join it first."""
+    k = 0
+    while k < len(ordered):
+        edit = ordered[k]
+        if not _other_break_ends(text, edit):
+            k += 1
+            continue
+        while k and not ordered[k - 1].text and ordered[k - 1].end == edit.start:
+            edit = Edit(ordered[k - 1].start, edit.end, "")
+            del ordered[k - 1]
+            k -= 1
+        cut = 2 if text[edit.start - 2 : edit.start] == "\r\n" else 1
+        earlier = ordered[k - 1].end if k else 0
+        if edit.start - cut >= earlier and text[edit.start - 1 : edit.start] == "\n":
+            edit = Edit(edit.start - cut, edit.end - 1, "")
+        ordered[k] = edit
+        k += 1
+
+
 def apply_edits(text: str, edits: list[Edit]) -> str:
     """Apply non-overlapping edits; insertions at one point keep the order given.
 
@@ -995,6 +1026,8 @@ def apply_edits(text: str, edits: list[Edit]) -> str:
         ordered.append(edit)
     if text and not text.endswith("\n"):
         _take_break_at_end(text, ordered)
+    if not text.isascii() or "\r" in text:  # maybe a line break other than LF
+        _keep_other_breaks(text, ordered)
     pieces: list[str] = []
     cursor = 0
     for edit in ordered:
