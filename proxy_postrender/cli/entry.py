@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def _plugin_arguments(args: list[str]) -> str | None:
     """Why kustomize's exec-plugin arguments are refused (cli/trust.py), None mostly."""
-    if not os.environ.get("KUSTOMIZE_PLUGIN_CONFIG_ROOT"):
+    if not os.environ.get(options.KUSTOMIZE_ROOT):
         return None  # (trust.py only when kustomize runs the tool: start-up)
     from proxy_postrender.cli import trust
 

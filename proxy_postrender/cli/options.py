@@ -22,6 +22,7 @@ from proxy_postrender.structs import FrozenStruct
 PROFILE_ENV = "PROXY_POSTRENDER_PROFILE"
 LOG_ENV = "PROXY_POSTRENDER_LOG"
 ALLOW_ENV = "PROXY_POSTRENDER_ALLOW_ENV"  # as --allow-env
+KUSTOMIZE_ROOT = "KUSTOMIZE_PLUGIN_CONFIG_ROOT"  # set by kustomize for its exec plugins
 ON_CONFLICT = ("keep", "override", "fail")
 # The first words of the subcommands (cli.table): click reads those.
 SUBCOMMAND_WORDS = FIRST_WORDS

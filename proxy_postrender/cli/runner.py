@@ -20,7 +20,7 @@ from proxy_postrender import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any, BinaryIO, TextIO
 
-from proxy_postrender.cli.options import LOG_ENV, PROFILE_ENV, Params
+from proxy_postrender.cli.options import KUSTOMIZE_ROOT, LOG_ENV, PROFILE_ENV, Params
 from proxy_postrender.cli.table import PROG
 from proxy_postrender.errors import EXIT_INPUT, ProxyPostrenderError, UsageError
 from proxy_postrender.redact import Redactor
@@ -479,7 +479,7 @@ def _load_profile(
 def _profile_source(params: Params, path: str | None) -> InputProfile | None:
     """Who wrote the profile file (cli/trust.py); None, the operator, without reading
     trust.py on the usual route (start-up)."""
-    if not params.untrusted_profile and not os.environ.get("KUSTOMIZE_PLUGIN_CONFIG_ROOT"):
+    if not params.untrusted_profile and not os.environ.get(KUSTOMIZE_ROOT):
         return None
     from proxy_postrender.cli import trust
 

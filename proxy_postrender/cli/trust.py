@@ -25,11 +25,10 @@ from __future__ import annotations
 
 import os
 
-from proxy_postrender.cli.options import ALLOW_ENV, Params
+from proxy_postrender.cli.options import ALLOW_ENV, KUSTOMIZE_ROOT, Params
 from proxy_postrender.errors import UsageError
 from proxy_postrender.profile.records import InputProfile
 
-KUSTOMIZE_ROOT = "KUSTOMIZE_PLUGIN_CONFIG_ROOT"  # set by kustomize for its exec plugins
 HOW_TO_ALLOW = f"allow it with --allow-env or {ALLOW_ENV}=1 if you trust whoever writes it"
 HOW_TO_ALLOW_BY_ENV = f"allow it with {ALLOW_ENV}=1 if you trust whoever writes it"
 _YES, _NO = ("1", "true"), ("", "0", "false")
