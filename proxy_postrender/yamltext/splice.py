@@ -189,14 +189,14 @@ def entry_column(text: str, mapping: MappingNode) -> int:
     start = mapping.start
     if mapping.value:
         first = mapping.value[0][0]
-        if first.start == start and isinstance(first, ScalarNode):
-            # most mappings: the first key node is the first token, after spaces or the
-            # dashes of the items it opens (one call: this runs for every added key)
-            begin = text.rfind("\n", 0, start) + 1
-            if text.count(" ", begin, start) == start - begin or not (
-                text[begin:start].replace("- ", "  ").strip(" ")
-            ):
-                return start - begin
+        # most mappings: the first key node is the first token, after spaces or the
+        # dashes of the items it opens
+        if (
+            first.start == start
+            and isinstance(first, ScalarNode)
+            and starts_line(text, start, dashes=True)
+        ):
+            return column(text, start)
     start = first_entry(text, mapping)
     col = column(text, start)
     first = mapping.value[0][0]
@@ -478,10 +478,8 @@ def _after(text: str, node: Node, end: int) -> int:
     of more spaces than the scalar's indentation are its content, and stay in it."""
     last = _last_node(node)
     header = _block_header(text, last)
-    if not header:
-        return end  # only a block scalar takes in the lines after it
-    if "+" in header:
-        return end
+    if not header or "+" in header:
+        return end  # only a block scalar takes in the lines after it, and |+ keeps them
     return _kept_blank_lines(text, node.start, end, _content_indent(text, last, header))
 
 
