@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 from proxy_postrender import TYPE_CHECKING
-from proxy_postrender.errors import InputError
 
 if TYPE_CHECKING:
     from typing import Any, TypeGuard
@@ -75,12 +74,3 @@ def annotations_of(obj: Any) -> Mapping[str, Any]:
     metadata = obj.get("metadata") if is_mapping(obj) else None
     found = metadata.get("annotations") if is_mapping(metadata) else None
     return found if is_mapping(found) else {}
-
-
-def as_list(value: Any, where: str) -> list[Any]:
-    """A list value, or [] for null; anything else is an input error naming ``where``."""
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise InputError(f"{where} is not a list")
-    return value

@@ -43,7 +43,7 @@ from proxy_postrender.errors import InputError
 from proxy_postrender.nodes import kubeadm, quoting
 from proxy_postrender.nodes.kubeadm import NodePlan, NodeSettings
 from proxy_postrender.noproxy.environments import ObjectEnv
-from proxy_postrender.objects import Path, as_list
+from proxy_postrender.objects import Path
 from proxy_postrender.plans import SecretRef
 from proxy_postrender.record import Record
 from proxy_postrender.structs import Struct
@@ -370,14 +370,18 @@ def plan(
     entries: list[str] = []
     now_empty: set[str] = set()
     claimed: set[tuple[int, int, int]] = set()
-    for i, patch in enumerate(as_list(spec.get("patches"), "spec.patches")):
+    for i, patch in enumerate(kubeadm.as_list(spec.get("patches"), "spec.patches")):
         definitions = patch.get("definitions") if isinstance(patch, Mapping) else None
-        for j, definition in enumerate(as_list(definitions, f"spec.patches[{i}].definitions")):
+        for j, definition in enumerate(
+            kubeadm.as_list(definitions, f"spec.patches[{i}].definitions")
+        ):
             if not isinstance(definition, Mapping):
                 continue
             where_def = f"spec.patches[{i}].definitions[{j}]"
             pointers = _pointers(definition, where_def)
-            json_patches = as_list(definition.get("jsonPatches"), f"{where_def}.jsonPatches")
+            json_patches = kubeadm.as_list(
+                definition.get("jsonPatches"), f"{where_def}.jsonPatches"
+            )
             list_path = (*base, "spec", "patches", i, "definitions", j, "jsonPatches")
             patch_name = patch.get("name", i) if isinstance(patch, Mapping) else i
             # the tool's patches recorded here (checked above): index of the first -> count
@@ -498,7 +502,7 @@ def _extend_literal(
 ) -> None:
     """A patch whose literal ``value`` is the whole list: the tool's entries go into it."""
     value = json_patch.get("value")
-    as_list(value, f"{where}.value")  # a list or null, before it is looked at
+    kubeadm.as_list(value, f"{where}.value")  # a list or null, before it is looked at
     ours = [*owned.files.get(old_ident, []), *(str(f["path"]) for f in wanted_files)]
     if _is_windows(json_patch, list_name, f"the ClusterClass patch at {where}", ours):
         return  # a Windows list written out in full: left as it is

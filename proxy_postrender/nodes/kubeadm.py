@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 from proxy_postrender.errors import InputError
 from proxy_postrender.nodes import quoting
 from proxy_postrender.noproxy.environments import ObjectEnv
-from proxy_postrender.objects import Path, as_list
+from proxy_postrender.objects import Path
 from proxy_postrender.plans import Env, Plan, SecretRef
 from proxy_postrender.record import Record
 from proxy_postrender.structs import FrozenStruct, Struct, field
@@ -288,6 +288,15 @@ def _parse(recorded: Record) -> tuple[list[str], int, set[str], _Created | None]
         else:
             raise InputError(f"annotation {ANNOTATION} is malformed near {entry!r}")
     return files, commands, empty, created
+
+
+def as_list(value: Any, where: str) -> list[Any]:
+    """A list value, or [] for null; anything else is an input error naming ``where``."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InputError(f"{where} is not a list")
+    return value
 
 
 def _list(spec: Mapping[str, Any], key: str, where: str) -> list[Any]:

@@ -30,7 +30,6 @@ from collections.abc import Callable, Collection, Mapping
 
 from proxy_postrender import TYPE_CHECKING
 from proxy_postrender.errors import InputError
-from proxy_postrender.objects import as_list
 
 if TYPE_CHECKING:
     from typing import Any
@@ -80,7 +79,12 @@ def _never(command: str) -> bool:
 
 
 def _items(spec: Mapping[str, Any], key: str, where: str) -> list[Any]:
-    return as_list(spec.get(key), f"{where}.{key}")
+    value = spec.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InputError(f"{where}.{key} is not a list")
+    return value
 
 
 def _program(command: str) -> tuple[str, list[str]]:
