@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from proxy_postrender import TYPE_CHECKING, generated, planners, verify
+from proxy_postrender import TYPE_CHECKING, generated, planners, resolve, verify
 from proxy_postrender.errors import DocumentContext, InputError, ProfileError
 from proxy_postrender.nodes import owners
 from proxy_postrender.nodes.kubeadm import NodePlan
 from proxy_postrender.noproxy import size
-from proxy_postrender.noproxy.environments import Env, Environments, with_services_preset
+from proxy_postrender.noproxy.environments import Env, with_services_preset
 from proxy_postrender.noproxy.presets import SERVICES
 from proxy_postrender.noproxy.services import LEFT_OUT_CODE
 from proxy_postrender.objects import HELM4_FILENAME, annotations_of, is_mapping, walk_objects
@@ -111,9 +111,8 @@ def run(
         from proxy_postrender.noproxy.discovery import discover_stream  # lazy: start-up time
 
         clusters = discover_stream(segments(), request.pods.namespace)
-    envs = Environments(
-        request.env, request.no_proxy, clusters, _workloads_env(segments, request, result)
-    )
+    envs = resolve.environments(request, clusters, _workloads_env(segments, request, result))
+    resolver = resolve.Resolver(request, envs)
     kinds = request.targets.kinds
 
     def consume(outcome: Outcome) -> None:
@@ -137,7 +136,7 @@ def run(
                 _observe(segment, result.documents, watch)
             consume(_pass_through(segment, result.documents, counted, request))
         else:
-            consume(process_segment(segment, result.documents, request, envs, kind, watch))
+            consume(process_segment(segment, result.documents, request, resolver, kind, watch))
     out.write_all(generated.documents(result, request, out))
     if request.forbid_plaintext:
         verify.no_plaintext(out.segments(), secret_backed=request.pods.secret_ref is not None)
@@ -147,6 +146,7 @@ def run(
         result.findings += [Finding(f.code, f.message, f.context) for f in watch.findings()]
     result.findings += [Finding(g.code, g.message, g.context) for g in envs.gaps()]
     result.findings += [Finding(size.SIZE_CODE, warning) for warning in envs.large.values()]
+    result.findings += [Finding(code, message) for code, message in resolver.findings()]
     error = result.strict_error() if request.strict else None
     if error is not None:
         raise error
@@ -226,7 +226,7 @@ def process_segment(
     segment: stream.Segment,
     index: int,
     request: Request,
-    envs: Environments,
+    resolver: resolve.Resolver,
     kind: str | None = None,
     watch: owners.Watch | None = None,
 ) -> Outcome:
@@ -245,8 +245,8 @@ def process_segment(
         raise InputError(reason, DocumentContext(index, segment.line, source=segment.helm_source()))
     try:
         if len(segment.text) < _LARGE:
-            return _process_parsed(segment, index, request, envs, watch)
-        return _without_collector(lambda: _process_parsed(segment, index, request, envs, watch))
+            return _process_parsed(segment, index, request, resolver, watch)
+        return _without_collector(lambda: _process_parsed(segment, index, request, resolver, watch))
     except RecursionError:
         # nesting within the readers' bound, but past Python's recursion limit in a later
         # step (the round-trip fallback's pure-Python reader and dumper)
@@ -292,7 +292,7 @@ def _process_parsed(
     segment: stream.Segment,
     index: int,
     request: Request,
-    envs: Environments,
+    resolver: resolve.Resolver,
     watch: owners.Watch | None,
 ) -> Outcome:
     docs = _read(segment, index)
@@ -308,7 +308,7 @@ def _process_parsed(
             hook = generated.hook_of(obj)
             planned = request if hook is None else generated.for_hooks(request)
             try:
-                plan = planners.plan(obj, base, planned, envs, context)
+                plan = planners.plan(obj, base, planned, resolver, context)
             except InputError as exc:  # named by its own document, else by this one
                 raise InputError(exc.message, exc.context or context) from None
             if watch is not None and isinstance(plan, NodePlan):

@@ -1,5 +1,8 @@
 """The planners, in one table: which planner changes an object, with what settings.
 
+The settings come from the resolver (:mod:`proxy_postrender.resolve`): the request of
+the profile entry the object gets, of which each planner reads its own part.
+
 Every planner has one signature, ``plan(obj, base, target, env, settings)``:
 the object (plain data), its path in the document, its entry of the target
 table, the variables it gets (:class:`~proxy_postrender.noproxy.environments.ObjectEnv`)
@@ -16,7 +19,7 @@ from collections.abc import Callable, Mapping
 from proxy_postrender import TYPE_CHECKING, targets
 from proxy_postrender.fields import setters
 from proxy_postrender.nodes import clusterclass, kubeadm
-from proxy_postrender.noproxy.environments import NODES, WORKLOADS, Environments, ObjectEnv
+from proxy_postrender.noproxy.environments import NODES, WORKLOADS, ObjectEnv
 from proxy_postrender.objects import Path
 from proxy_postrender.pods import workloads
 from proxy_postrender.structs import FrozenStruct
@@ -27,6 +30,7 @@ if TYPE_CHECKING:
     from proxy_postrender.errors import DocumentContext
     from proxy_postrender.plans import Plan
     from proxy_postrender.request import Request
+    from proxy_postrender.resolve import Resolver
     from proxy_postrender.targets import Target
 
 
@@ -49,19 +53,20 @@ def plan(
     obj: Mapping[str, Any],
     base: Path,
     request: Request,
-    envs: Environments,
+    resolver: Resolver,
     context: DocumentContext | None = None,
 ) -> Plan | None:
-    """The plan of whichever planner the target table gives the object (None: no target);
-    ``context``: its document."""
+    """The plan of whichever planner the target table gives the object (None: no target),
+    with the settings the resolver gives it; ``context``: its document."""
     target = request.targets.find(obj)
     if target is None:
         return None
     planner = PLANNERS[target.planner]
-    settings = planner.settings(request)
-    if settings is None and not request.removing:
+    if planner.settings(request) is None and not request.removing:
         return None
-    made = planner.plan(obj, base, target, envs.for_object(obj, planner.scope, context), settings)
+    chosen = resolver.resolve(obj, planner.scope, context, request)
+    settings = planner.settings(chosen.request)
+    made = planner.plan(obj, base, target, chosen.found, settings)
     if isinstance(made, kubeadm.NodePlan):
-        kubeadm.check_inline_password(made, request.nodes)
+        kubeadm.check_inline_password(made, chosen.request.nodes)
     return made

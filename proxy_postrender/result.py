@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 from proxy_postrender.errors import DocumentContext, InputError
 from proxy_postrender.nodes import owners
-from proxy_postrender.noproxy import coverage, services, size
+from proxy_postrender.noproxy import coverage, fleet, services, size
 from proxy_postrender.plans import Env, Plan, SecretRef
 from proxy_postrender.structs import FrozenStruct, Struct, field
 
@@ -28,6 +28,7 @@ CODES: Mapping[str, Code] = {
         *coverage.CODES,
         *services.CODES,
         *size.CODES,
+        *fleet.CODES,
     )
 }
 

@@ -283,9 +283,7 @@ def test_a_variable_outside_the_proxy_urls_is_refused_naming_the_field(
     proc = run_cli([str(_write(tmp_path, body))], POD, env={"CI_DEPLOY_TOKEN": "glpat-leak"})
     assert proc.returncode == 2 and proc.stdout == b""
     (line,) = proc.stderr.decode().splitlines()
-    assert f"{field}: '${{CI_DEPLOY_TOKEN}}' is not expanded here: only spec.httpProxy and " in (
-        line
-    )
+    assert f"{field}: '${{CI_DEPLOY_TOKEN}}' is not expanded here: only spec.httpProxy, " in (line)
     assert "glpat-leak" not in line
 
 

@@ -324,7 +324,7 @@ def test_a_function_config_puts_no_environment_variable_into_the_manifests() -> 
             proc,
             "functionConfig: spec.workloads.extraEnv[0].value: '${CI_DEPLOY_TOKEN}' is not "
             "expanded here",
-            "only spec.httpProxy and spec.httpsProxy",
+            "only spec.httpProxy, spec.httpsProxy, spec.clusters[].httpProxy and",
         )
     # a literal ${ is still written with $${
     literal = _config("  workloads:\n    extraEnv:\n    - {name: A, value: '$${HOME}'}\n")

@@ -100,6 +100,7 @@ def test_the_tool_does_not_import_the_schema_machinery() -> None:
 INVALID = {
     "fixtures/golden/err-unknown-profile-field/profile.yaml",
     "fixtures/golden/err-noproxy-whole-range-profile/profile.yaml",
+    "fixtures/golden/err-fleet-entry-without-match/profile.yaml",
 }
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -205,6 +206,33 @@ INVALID_PROFILES: list[tuple[str, str, str, str | None]] = [
         "no-proxy-at-all",
         "apiVersion: proxy-postrender.io/v1alpha1\nkind: ProxyProfile\nspec: {httpProxy: null}\n",
         "httpProxy or spec.httpsProxy is required",
+        None,
+    ),
+    # issue 28: per-cluster entries
+    ("cluster-no-match", "  clusters:\n  - httpProxy: http://p:1\n", "match", None),
+    ("cluster-empty-match", "  clusters:\n  - match: {names: []}\n", "give names or labels", None),
+    (
+        "cluster-name",
+        "  clusters:\n  - match: {names: [Edge_1]}\n",
+        "is not [NAMESPACE/]NAME",
+        None,
+    ),
+    (
+        "cluster-url",
+        "  clusters:\n  - match: {names: [a]}\n    httpsProxy: socks5://p:1\n",
+        "scheme must be http or https",
+        None,
+    ),
+    (
+        "clusters-field",
+        "  clusters:\n  - match: {names: [a]}\n    noproxy: [x]\n",
+        "(did you mean noProxy?)",
+        None,
+    ),
+    (
+        "cluster-nodes-field",
+        "  clusters:\n  - match: {names: [a]}\n    nodes: {layout: envfile}\n",
+        "unknown field(s) layout",
         None,
     ),
     ("on-conflict", "  onConflict: replace\n", "onConflict: 'replace' is not one of", None),

@@ -10,5 +10,5 @@
   starting the filter; ``commands``: the click commands, one module per subcommand.
 
 May import: structs, errors, redact, objects, yamltext, noproxy, targets, record, plans,
-pods, nodes, fields, request, result, planners, generated, verify, engine, profile.
+pods, nodes, fields, request, result, resolve, planners, generated, verify, engine, profile.
 """

@@ -22,6 +22,9 @@ from proxy_postrender.structs import FrozenStruct
 PROFILE_ENV = "PROXY_POSTRENDER_PROFILE"
 LOG_ENV = "PROXY_POSTRENDER_LOG"
 ALLOW_ENV = "PROXY_POSTRENDER_ALLOW_ENV"  # as --allow-env
+CLUSTER_ENV = "PROXY_POSTRENDER_CLUSTER"  # as --cluster
+# the same as an Argo CD application's plugin env sets it (Argo CD adds the prefix)
+ARGOCD_CLUSTER_ENV = "ARGOCD_ENV_PROXY_POSTRENDER_CLUSTER"
 KUSTOMIZE_ROOT = "KUSTOMIZE_PLUGIN_CONFIG_ROOT"  # set by kustomize for its exec plugins
 ON_CONFLICT = ("keep", "override", "fail")
 # The first words of the subcommands (cli.table): click reads those.
@@ -109,6 +112,14 @@ OPTIONS = (
         "The namespace of documents without one (default: $ARGOCD_APP_NAMESPACE).",
     ),
     Option(
+        "--cluster",
+        "cluster",
+        "value",
+        "[NS/]NAME",
+        "The Cluster API cluster the workloads run in: they get the first spec.clusters "
+        f"entry that names it (or ${CLUSTER_ENV}, or ${ARGOCD_CLUSTER_ENV}).",
+    ),
+    Option(
         "--forbid-plaintext-credentials",
         "forbid_plaintext",
         "flag",
@@ -160,6 +171,7 @@ class Params(FrozenStruct):
     no_proxy: str | None = None
     on_conflict: str | None = None
     namespace: str | None = None
+    cluster: str | None = None
     forbid_plaintext: bool = False
     strict: bool = False
     remove: bool = False

@@ -342,7 +342,9 @@ def run(params: Params, reporter: Reporter, notes: Sequence[str] = ()) -> int:
         return loaded
 
     def request_for(function_config: Mapping[str, Any] | None) -> Request:
-        return _request(load(function_config), params)
+        request = _request(load(function_config), params)
+        reporter.redactor.add_urls(request.urls())
+        return request
 
     bom, head, source = _stdin_segments()
     if head and head[-1].sniff_kind() == krm.KIND:
@@ -361,6 +363,7 @@ def run(params: Params, reporter: Reporter, notes: Sequence[str] = ()) -> int:
         head, source = stream.split(text), iter(())
     loaded = load(None)
     request = _request(loaded, params)
+    reporter.redactor.add_urls(request.urls())
     if params.show_diff:
         hidden = _masked(loaded)
         # nothing to mask: the diff needs no second run
@@ -500,8 +503,18 @@ def _request(loaded: Profile | None, params: Params, *, gate: bool = True) -> Re
         remove=params.remove,
         forbid_plaintext=params.forbid_plaintext,
         strict=params.strict,
+        cluster=cluster_of(params),
     )
     return request if gate else replace(request, forbid_plaintext=False)
+
+
+def cluster_of(params: Params) -> str | None:
+    """The cluster the workloads run in: --cluster, else the environment's."""
+    from proxy_postrender.cli.options import ARGOCD_CLUSTER_ENV, CLUSTER_ENV
+
+    return (
+        params.cluster or os.environ.get(CLUSTER_ENV) or os.environ.get(ARGOCD_CLUSTER_ENV) or None
+    )
 
 
 def _masked(loaded: Profile | None) -> Profile | None:
@@ -512,10 +525,12 @@ def _masked(loaded: Profile | None) -> Profile | None:
     from proxy_postrender.structs import replace
 
     http, https = loaded.http_proxy, loaded.https_proxy
+    entries = tuple(replace(e, profile=_masked(e.profile)) for e in loaded.entries())
     return replace(
         loaded,
         http_proxy=redact_url(http) if http else http,
         https_proxy=redact_url(https) if https else https,
+        clusters=entries,
     )
 
 

@@ -31,7 +31,9 @@ def for_list(
 ) -> list[str]:
     """Warnings about a NO_PROXY list the tool is about to write."""
     warnings: list[str] = []
-    mine = [item for item in entries if any(s in USER_SOURCES for s in item.sources)]
+    mine = [
+        item for item in entries if any(s in USER_SOURCES or scope.listed(s) for s in item.sources)
+    ]
     texts = {item.entry.text for item in entries}
     domain_known = any(
         item.entry.kind in ("domain", "suffix") and "cluster" in item.entry.text for item in entries

@@ -417,8 +417,11 @@ def _network(
     if domain is not None:  # the cluster domain, as the profile's: without a final dot
         domain = domain.rstrip(".")
     preset = presets.infrastructure_preset(infra_kind)
+    _, _, labels = _meta(cluster.obj)
     return ClusterNetwork(
         label=label,
+        cluster=cluster.key,
+        labels=tuple(sorted((str(k), str(v)) for k, v in labels.items() if isinstance(v, str))),
         pods=pods,
         services=services or (KUBEADM_SERVICE_CIDR,),
         services_default=not services,

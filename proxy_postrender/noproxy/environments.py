@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 from proxy_postrender.errors import DocumentContext, InputError
-from proxy_postrender.noproxy import advice, coverage, presets, scope, size, syntax
+from proxy_postrender.noproxy import advice, coverage, fleet, presets, scope, size, syntax
+from proxy_postrender.noproxy.fleet import ClusterMatch
 from proxy_postrender.noproxy.scope import ClusterNetwork, NoProxyConfig
 from proxy_postrender.objects import api_group
 from proxy_postrender.structs import FrozenStruct
@@ -43,6 +44,9 @@ class ObjectEnv(FrozenStruct):
     # the ClusterClass of the stream that names the object as a template (shared by all
     # the clusters of the class), when clusters are looked for
     shared_by: ClassRef | None = None
+    # whose settings the object gets: None, the run's (the workloads'); fleet.DEFAULTS,
+    # the profile's defaults; else the index of the spec.clusters entry
+    entry: int | None = None
 
 
 def with_no_proxy(env: Env, value: str) -> Env:
@@ -64,6 +68,15 @@ def with_services_preset(
     return with_no_proxy(env, syntax.join(item.entry for item in resolved.entries)), resolved
 
 
+class EntryEnv(FrozenStruct):
+    """What one per-cluster entry (or the defaults) gives the nodes it is chosen for."""
+
+    where: str  # "spec.clusters[0]", or "the defaults"
+    match: ClusterMatch
+    env: Env
+    config: NoProxyConfig | None
+
+
 class Environments:
     """The variables of each scope of one run: ``env`` (the profile's), with the NO_PROXY
     of each cluster's nodes made from ``config`` and the clusters in ``index``;
@@ -76,14 +89,20 @@ class Environments:
         config: NoProxyConfig | None,
         index: ClusterIndex | None,
         workloads: Env | None = None,
+        entries: Sequence[EntryEnv] = (),
+        defaults: EntryEnv | None = None,
     ) -> None:
         self.env = env
         self.config = config
         self.index = index
+        self.entries = list(entries)  # spec.clusters, in order
+        # what the nodes of a cluster no entry matches get (the run's when None)
+        self.defaults = defaults or EntryEnv("the defaults", ClusterMatch(), env, config)
         self.workloads_env = env if workloads is None else workloads
         self._workloads = ObjectEnv(self.workloads_env)
-        self._plain = ObjectEnv(env)  # the nodes' when no Cluster is looked for
-        self._cache: dict[tuple[ClusterNetwork, ...], Env] = {}
+        # the nodes' when no Cluster is looked for
+        self._plain = ObjectEnv(self.defaults.env, entry=fleet.DEFAULTS)
+        self._cache: dict[tuple[int, tuple[ClusterNetwork, ...]], Env] = {}
         # warnings about each NO_PROXY written: "workloads" or the clusters' labels
         self.warnings: dict[str, list[str]] = {}
         self.notes: dict[str, list[str]] = {}  # what no style can make portable, per scope
@@ -95,9 +114,9 @@ class Environments:
         self._workloads_used = False
         self._plain_used = False  # nodes got ``env`` (no Cluster looked for)
         if config is not None and env:
-            entries = scope.build(config)
-            self.warnings[WORKLOADS] = advice.for_list(entries, config)
-            self.notes[WORKLOADS] = advice.unportable(entries)
+            listed = scope.build(config)
+            self.warnings[WORKLOADS] = advice.for_list(listed, config)
+            self.notes[WORKLOADS] = advice.unportable(listed)
 
     def gaps(self) -> list[coverage.Gap]:
         """The coverage gaps of the NO_PROXY values objects got, each said once, its message
@@ -107,7 +126,7 @@ class Environments:
             return found  # nothing goes through a proxy
         config = self.config
         workloads = _no_proxy(self.workloads_env)
-        plain = _no_proxy(self.env)
+        plain = _no_proxy(self.defaults.env)
         if config is not None and (
             self._workloads_used or (self._plain_used and plain == workloads)
         ):
@@ -134,15 +153,23 @@ class Environments:
             return self._workloads
         if self.index is None:
             self._plain_used = True
-            self._check_static_pods(obj, (), _no_proxy(self.env), context)
+            plain = self.defaults
+            self._check_static_pods(obj, (), _no_proxy(plain.env), context, plain.config)
             return self._plain
         networks, how = self.index.networks_for(obj)
         key = tuple(dict.fromkeys(networks))
-        if key not in self._cache:
-            self._cache[key] = with_no_proxy(self.env, self.value(key))
-        self._check_static_pods(obj, key, _no_proxy(self._cache[key]), context)
+        matches = [entry.match for entry in self.entries]
+        chosen = fleet.choose_one(matches, key, [entry.where for entry in self.entries])
+        entry = self.defaults if chosen == fleet.DEFAULTS else self.entries[chosen]
+        if (chosen, key) not in self._cache:
+            value = self.value(key, entry.config)
+            self._cache[chosen, key] = with_no_proxy(entry.env, value)
+        env = self._cache[chosen, key]
+        self._check_static_pods(obj, key, _no_proxy(env), context, entry.config)
         labels = tuple(net.label for net in key)
-        return ObjectEnv(self._cache[key], labels, how, self.index.class_of(obj))
+        if chosen != fleet.DEFAULTS:
+            how = f"{how or 'matched'}; the settings of {entry.where}"
+        return ObjectEnv(env, labels, how, self.index.class_of(obj), chosen)
 
     def _check_static_pods(
         self,
@@ -150,6 +177,7 @@ class Environments:
         networks: Sequence[ClusterNetwork],
         value: str,
         context: DocumentContext | None,
+        config: NoProxyConfig | None,
     ) -> None:
         """For a control plane's kubeadm object: whether ``value``, which kubeadm copies into
         its static pods, covers the nodes' own addresses (said once per scope, about the
@@ -159,7 +187,6 @@ class Environments:
             or api_group(obj.get("apiVersion")) != CONTROL_PLANE_GROUP
         ):
             return
-        config = self.config
         assert config is not None
         label = "the nodes of " + ", ".join(net.label for net in networks)
         if not networks:
@@ -172,8 +199,11 @@ class Environments:
                 for gap in coverage.node_addresses(value, net, config.cluster.nodes)
             ]
 
-    def value(self, networks: Sequence[ClusterNetwork]) -> str:
-        config = self.config
+    def value(self, networks: Sequence[ClusterNetwork], config: NoProxyConfig | None = None) -> str:
+        """The NO_PROXY of the nodes of ``networks`` made from ``config`` (the run's when
+        None): the warnings about it are kept, a list no process could start with is
+        refused."""
+        config = config or self.config
         assert config is not None
         entries = scope.build(config, networks)
         label = "nodes of " + ", ".join(net.label for net in networks)

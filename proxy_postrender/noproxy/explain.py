@@ -4,7 +4,7 @@ and how each client reads it for a set of destinations."""
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from proxy_postrender.noproxy import advice, clients, presets, scope, size, syntax
 from proxy_postrender.noproxy.clients import Destination
@@ -21,6 +21,7 @@ class Scope(FrozenStruct):
     entries: tuple[Sourced, ...]
     warnings: tuple[str, ...]
     notes: tuple[str, ...] = ()  # e.g. what the services preset cost
+    entry: str | None = None  # the profile's spec.clusters entry it was made from
 
     @property
     def value(self) -> str:
@@ -31,26 +32,44 @@ def scopes(
     config: NoProxyConfig,
     clusters: Sequence[ClusterNetwork],
     services: Sequence[tuple[str, str]] = (),
+    entry_of: Callable[[ClusterNetwork], tuple[NoProxyConfig, str | None]] | None = None,
+    workloads_entry: str | None = None,
 ) -> list[Scope]:
     """The workloads' scope, then one per Cluster of the stream; ``services`` are the
     stream's Services ``(namespace, name)``, for the ``services`` preset (workloads only:
-    nodes do not resolve Service names)."""
+    nodes do not resolve Service names). ``entry_of``: the settings of a Cluster's
+    spec.clusters entry and its name (None: the defaults'); ``workloads_entry``: the
+    entry ``config`` is, when it is one."""
     result = []
     for label, nets in [("workloads", ()), *((net.label, (net,)) for net in clusters)]:
-        entries = scope.build(config, nets)
-        notes: tuple[str, ...] = ()
-        left_out: tuple[str, ...] = ()
-        if not nets and presets.SERVICES in config.presets:
-            resolved = presets.resolve_services(entries, services)
-            entries, notes, left_out = list(resolved.entries), (resolved.cost,), resolved.left_out
-        warnings = [*advice.for_list(entries, config, nets), *left_out]
-        about = f"the nodes of {label}" if nets else "the workloads"
-        large = size.large(syntax.join(item.entry for item in entries), about)
-        if large is not None:
-            warnings.append(large)
-        notes += tuple(advice.unportable(entries))
-        result.append(Scope(label, tuple(nets), tuple(entries), tuple(warnings), notes))
+        chosen, where = config, workloads_entry
+        if nets and entry_of is not None:
+            chosen, where = entry_of(nets[0])
+        result.append(_scope(label, nets, chosen, services, where))
     return result
+
+
+def _scope(
+    label: str,
+    nets: tuple[ClusterNetwork, ...],
+    config: NoProxyConfig,
+    services: Sequence[tuple[str, str]],
+    where: str | None,
+) -> Scope:
+    """One scope: the workloads' (no ``nets``) or the nodes' of one Cluster."""
+    entries = scope.build(config, nets)
+    notes: tuple[str, ...] = ()
+    left_out: tuple[str, ...] = ()
+    if not nets and presets.SERVICES in config.presets:
+        resolved = presets.resolve_services(entries, services)
+        entries, notes, left_out = list(resolved.entries), (resolved.cost,), resolved.left_out
+    warnings = [*advice.for_list(entries, config, nets), *left_out]
+    about = f"the nodes of {label}" if nets else "the workloads"
+    large = size.large(syntax.join(item.entry for item in entries), about)
+    if large is not None:
+        warnings.append(large)
+    notes += tuple(advice.unportable(entries))
+    return Scope(label, tuple(nets), tuple(entries), tuple(warnings), notes, where)
 
 
 def pick(found: Sequence[Scope], cluster: str) -> Scope:
@@ -94,7 +113,11 @@ def note(entry: syntax.NoProxyEntry) -> str:
 def explain(found: Scope) -> str:
     rows = [(item.entry.text, "; ".join(item.sources), note(item.entry)) for item in found.entries]
     width = max([len("entry"), *(len(r[0]) for r in rows)])
-    lines = [f"# NO_PROXY for {found.label}", f"{'entry':<{width}}  source — client notes"]
+    settings = f" (the settings of {found.entry})" if found.entry else ""
+    lines = [
+        f"# NO_PROXY for {found.label}{settings}",
+        f"{'entry':<{width}}  source — client notes",
+    ]
     for text, sources, remark in rows:
         lines.append(f"{text:<{width}}  {sources}" + (f" — {remark}" if remark else ""))
     lines += [f"note: {n}" for n in found.notes]

@@ -30,6 +30,9 @@ class ClusterNetwork(FrozenStruct):
     """What is known of one cluster's networks; every field may be empty."""
 
     label: str  # where the values come from, e.g. "spec.cluster" or "Cluster ns/name"
+    # the Cluster object's (namespace, name) and labels, for the profile's spec.clusters
+    cluster: tuple[str, str] | None = None
+    labels: tuple[tuple[str, str], ...] = ()
     pods: tuple[str, ...] = ()
     services: tuple[str, ...] = ()
     domain: str | None = None
@@ -76,6 +79,15 @@ class NoProxyConfig(FrozenStruct):
     presets: tuple[str, ...] = presets.DEFAULT_PRESETS
     style: str = "portable"
     discover: bool = True
+    # entries a spec.clusters entry adds after spec.noProxy: (its source, the entries)
+    added: tuple[tuple[str, tuple[NoProxyEntry, ...]], ...] = ()
+
+
+def listed(source: str) -> bool:
+    """Whether ``source`` is a list the user wrote: spec.noProxy, or an entry's noProxy."""
+    return source == "spec.noProxy" or (
+        source.startswith("spec.clusters[") and source.endswith("].noProxy")
+    )
 
 
 def first_address(cidr: str) -> str | None:
@@ -113,6 +125,7 @@ def _network_groups(net: ClusterNetwork, where: str) -> list[tuple[str, list[NoP
 def build(config: NoProxyConfig, discovered: Sequence[ClusterNetwork] = ()) -> list[Sourced]:
     """The merged, annotated entries of one scope (``discovered``: its clusters)."""
     groups: list[tuple[str, list[NoProxyEntry]]] = [("spec.noProxy", list(config.entries))]
+    groups += [(source, list(entries)) for source, entries in config.added]
     groups += _network_groups(config.cluster, "spec.cluster")
     domains = [net.domain for net in discovered if net.domain]
     if config.cluster.domain:
@@ -180,7 +193,7 @@ def portable(entries: list[Sourced]) -> list[Sourced]:
             if "." in bare.rstrip(".") and bare not in present:
                 add(bare, syntax.parse_entry(bare), f"the bare domain of {entry.text}")
         result.append(item)
-        if entry.kind == "domain" and "spec.noProxy" not in item.sources:
+        if entry.kind == "domain" and not any(map(listed, item.sources)):
             continue  # the presets' and the clusters' names are hosts, not domains
         found = node_twin(entry, present, suffixes)
         if found is not None:

@@ -10,8 +10,9 @@
   it section by section (spec.targets is parsed there by hand);
 - ``schema``: the JSON Schema generated from the tables (and the shipped copy);
 - ``reference``: docs/profile.md's field reference generated from the tables;
-- ``request``: the run's Request from a loaded profile.
+- ``request``: the run's Request from a loaded profile;
+- ``fleet``: the per-cluster entries (``spec.clusters``), each a whole profile.
 
 May import: structs, errors, redact, objects, yamltext, noproxy, targets, record, plans,
-pods, nodes, fields, request, result, planners, generated, verify, engine.
+pods, nodes, fields, request, result, resolve, planners, generated, verify, engine.
 """

@@ -85,7 +85,21 @@ def from_object(
         and fields[key] == spec[key]
     }
     context = check.Context(environ, redactor or Redactor(), denied)
-    return _build(name, fields, origin, context, overrides.namespace, inline, base, source)
+    loaded = _build(name, fields, origin, context, overrides.namespace, inline, base, source)
+    if not fields.get("clusters"):
+        return loaded
+    from proxy_postrender.profile import fleet  # lazy: only a profile with spec.clusters
+
+    entries = fleet.entries(
+        fields,
+        spec.get("clusters"),
+        origin,
+        context,
+        lambda merged, where, inlined: _build(
+            name, merged, where, context, overrides.namespace, inlined, base, source
+        ),
+    )
+    return structs.replace(loaded, clusters=entries)
 
 
 def no_proxy_from_flags(no_proxy: str | None) -> NoProxyConfig:

@@ -6,14 +6,18 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from proxy_postrender import targets
+from proxy_postrender import TYPE_CHECKING, targets
 from proxy_postrender.nodes.kubeadm import NodeSettings
 from proxy_postrender.noproxy import scope, syntax
+from proxy_postrender.noproxy.fleet import ClusterMatch
 from proxy_postrender.noproxy.scope import NoProxyConfig
 from proxy_postrender.pods.selection import WorkloadSettings
 from proxy_postrender.profile.tables import DEFAULT_CONTAINERD_DROPIN, DEFAULT_KUBELET_DROPIN
 from proxy_postrender.structs import FrozenStruct, Struct, field
 from proxy_postrender.targets import TargetTable
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 # before Profile, whose field names it: compiled, an annotation is evaluated when the
@@ -41,6 +45,12 @@ class Profile(FrozenStruct):
     nodes: NodeSettings | None = field(
         default_factory=lambda: NodeSettings(DEFAULT_CONTAINERD_DROPIN, DEFAULT_KUBELET_DROPIN)
     )
+    # spec.clusters: ClusterEntry records, in order (a record cannot name its own class)
+    clusters: tuple[Any, ...] = ()
+
+    def entries(self) -> tuple[ClusterEntry, ...]:
+        """The per-cluster entries (``spec.clusters``), in order."""
+        return self.clusters
 
     @property
     def has_credentials(self) -> bool:
@@ -55,6 +65,15 @@ class Profile(FrozenStruct):
     def env_vars(self) -> list[tuple[str, str]]:
         """The variables every container gets, upper case first, in a fixed order."""
         return env_with(self.http_proxy, self.https_proxy, self.no_proxy())
+
+
+class ClusterEntry(FrozenStruct):
+    """One ``spec.clusters[]`` entry: which Clusters, and the whole profile they get (the
+    defaults with the entry's fields over them; it has no entries of its own)."""
+
+    where: str  # "spec.clusters[0]", for the messages
+    match: ClusterMatch
+    profile: Profile
 
 
 def env_with(

@@ -3,16 +3,57 @@
 from __future__ import annotations
 
 from proxy_postrender.fields.setters import FieldSettings
+from proxy_postrender.noproxy.fleet import UNKNOWN_CODE
 from proxy_postrender.profile.records import Profile
-from proxy_postrender.request import CredentialSecret, Request
+from proxy_postrender.request import ClusterRule, CredentialSecret, Request
 from proxy_postrender.structs import replace
 
 
 def to_request(
-    loaded: Profile, *, remove: bool = False, forbid_plaintext: bool = False, strict: bool = False
+    loaded: Profile,
+    *,
+    remove: bool = False,
+    forbid_plaintext: bool = False,
+    strict: bool = False,
+    cluster: str | None = None,
 ) -> Request:
     """The request of ``loaded`` (``remove``: take out everything the tool injected;
-    ``forbid_plaintext`` and ``strict`` as the command line asks, or the profile)."""
+    ``forbid_plaintext`` and ``strict`` as the command line asks, or the profile);
+    ``cluster`` (``--cluster [NS/]NAME``): the workloads run in that cluster, and get the
+    first entry that names it (the defaults when none does, which is reported)."""
+    rules = tuple(
+        ClusterRule(
+            entry.where,
+            entry.match,
+            to_request(
+                entry.profile, remove=remove, forbid_plaintext=forbid_plaintext, strict=strict
+            ),
+        )
+        for entry in loaded.entries()
+    )
+    defaults = replace(_request(loaded, remove, forbid_plaintext, strict), clusters=rules)
+    if cluster is None:
+        return defaults
+    chosen = [rule for rule in rules if rule.match.names_cluster(cluster)]
+    if chosen:
+        return replace(chosen[0].request, clusters=rules, defaults=defaults)
+    return replace(defaults, findings=((UNKNOWN_CODE, _unknown(cluster, rules)),))
+
+
+def _unknown(cluster: str, rules: tuple[ClusterRule, ...]) -> str:
+    if not rules:
+        return (
+            f"--cluster {cluster}: the profile has no spec.clusters entries; the workloads "
+            "get the defaults"
+        )
+    return (
+        f"--cluster {cluster}: no spec.clusters entry names it (in match.names); the "
+        "workloads get the defaults"
+    )
+
+
+def _request(loaded: Profile, remove: bool, forbid_plaintext: bool, strict: bool) -> Request:
+    """The request of the defaults (or of one entry's profile)."""
     on_conflict = loaded.on_conflict
     nodes = loaded.nodes
     if nodes is not None:

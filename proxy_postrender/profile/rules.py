@@ -66,6 +66,25 @@ def requirement(values: dict[str, Any], where: str) -> None:
         raise ProfileError(f"{where}.values: {operator} takes no values")
 
 
+# [NAMESPACE/]NAME of a Cluster: a DNS-1123 label, then a DNS-1123 subdomain
+CLUSTER_NAME = r"^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?/)?[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$"
+
+
+def cluster_match(values: dict[str, Any], where: str) -> None:
+    """spec.clusters[].match: names are [NAMESPACE/]NAME, and the match says something."""
+    import re  # lazy: only a profile with spec.clusters
+
+    for index, name in enumerate(values["names"]):
+        if not re.match(CLUSTER_NAME, name):
+            raise ProfileError(
+                f"{where}.names[{index}]: {name!r} is not [NAMESPACE/]NAME of a Cluster"
+            )
+    if not values["names"] and not values["labels"]:
+        raise ProfileError(
+            f"{where}: give names or labels (an entry for every Cluster is what the defaults are)"
+        )
+
+
 # --- rules between sections (called by the loader) ------------------------------------
 
 

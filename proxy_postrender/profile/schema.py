@@ -324,6 +324,15 @@ _RULES: dict[str, list[dict[str, Any]]] = {
             "then": {"properties": {"values": {"maxItems": 0}}},
         },
     ],
+    "spec.clusters[].match": [
+        {  # rules.cluster_match
+            "anyOf": [
+                {"required": ["names"], "properties": {"names": {"minItems": 1}}},
+                {"required": ["labels"], "properties": {"labels": {"minProperties": 1}}},
+            ],
+            "properties": {"names": {"items": {"pattern": rules.CLUSTER_NAME}}},
+        },
+    ],
     "spec.targets[]": [
         {  # loader._targets: a preset alone, or apiVersion, kind and podTemplate or set
             "oneOf": [

@@ -435,6 +435,72 @@ TARGET = section(
     "[Custom targets](#custom-targets-spectargets).",
 )  # for the docs and the schema: loader._targets parses spec.targets by hand
 
+CLUSTER_MATCH = section(
+    "spec.clusters[].match",
+    Option(
+        "names",
+        STRINGS,
+        "Cluster API `Cluster` objects by `[NAMESPACE/]NAME`; a name without a namespace "
+        "matches a Cluster of that name in any namespace.",
+        (),
+    ),
+    Option(
+        "labels",
+        LABELS,
+        "Labels the `Cluster` must all have, with these values.",
+        (),
+        "falsy",
+        shown="`{}`",
+    ),
+    doc="Which Clusters an entry is for: a Cluster matches when it is named (or no names "
+    "are given) and has every label (or no labels are given); at least one of the two.",
+    rule=rules.cluster_match,
+)
+
+CLUSTER_NODES = section(
+    "spec.clusters[].nodes",
+    Option(
+        "secretName",
+        object_name(253),
+        "The Secret the nodes of these clusters read in secret mode "
+        "(`spec.nodes.credentials: secret`).",
+    ),
+    doc="What of `spec.nodes` an entry may change.",
+)
+
+CLUSTER_ENTRY = section(
+    "spec.clusters[]",
+    Option("match", mapping(CLUSTER_MATCH), CLUSTER_MATCH.doc, null="check", required=True),
+    Option(
+        "httpProxy",
+        PROXY_URL,
+        "Replaces `spec.httpProxy` for these clusters (the same rules).",
+        expand=True,
+    ),
+    Option(
+        "httpsProxy",
+        PROXY_URL,
+        "Replaces `spec.httpsProxy` for these clusters (the same rules).",
+        expand=True,
+    ),
+    Option(
+        "noProxy",
+        NO_PROXY,
+        "Added after `spec.noProxy` for these clusters (the same rules).",
+        (),
+    ),
+    Option(
+        "credentials",
+        mapping(CREDENTIALS),
+        "Replaces `spec.credentials` for these clusters.",
+    ),
+    Option("caBundle", mapping(CA_BUNDLE), "Replaces `spec.caBundle` for these clusters."),
+    Option("nodes", mapping(CLUSTER_NODES), CLUSTER_NODES.doc),
+    doc="A per-cluster entry: what the nodes of the matching Clusters get instead of the "
+    "defaults, and the workloads with `--cluster`; the first entry that matches wins. See "
+    "[Fleets](cluster-api.md#fleets-one-profile-for-many-clusters).",
+)
+
 SPEC = section(
     "spec",
     Option(
@@ -514,6 +580,13 @@ SPEC = section(
     Option("credentials", mapping(CREDENTIALS), CREDENTIALS.doc),
     Option("caBundle", mapping(CA_BUNDLE), CA_BUNDLE.doc),
     Option(
+        "clusters",
+        mappings(CLUSTER_ENTRY),
+        "Per-cluster entries (`match`, then what differs from the defaults): "
+        "see [Fleets](cluster-api.md#fleets-one-profile-for-many-clusters).",
+        (),
+    ),
+    Option(
         "targets",
         mappings(TARGET),
         "More kinds: pod templates in CRDs, and fields set from profile values: see "
@@ -561,5 +634,8 @@ SECTIONS = (
     CREDENTIALS,
     FROM_ENV,
     CA_BUNDLE,
+    CLUSTER_ENTRY,
+    CLUSTER_MATCH,
+    CLUSTER_NODES,
     TARGET,
 )

@@ -17,7 +17,9 @@ from proxy_postrender.errors import UsageError
 
 if TYPE_CHECKING:
     from proxy_postrender.noproxy.discovery import ServiceRef
+    from proxy_postrender.noproxy.explain import Scope
     from proxy_postrender.noproxy.scope import ClusterNetwork, NoProxyConfig
+    from proxy_postrender.profile.records import ClusterEntry
     from proxy_postrender.redact import Redactor
     from proxy_postrender.yamltext.stream import Segment
 
@@ -25,6 +27,36 @@ if TYPE_CHECKING:
 def _no_proxy_config(
     path: str | None, profile_name: str | None, no_proxy: str | None, redactor: Redactor
 ) -> NoProxyConfig:
+    return _settings(path, profile_name, no_proxy, redactor).config
+
+
+class _Settings:
+    """The NO_PROXY settings of a profile: the defaults', and each spec.clusters entry's."""
+
+    def __init__(self, config: NoProxyConfig, entries: tuple[ClusterEntry, ...] = ()) -> None:
+        self.config = config
+        self.entries = entries
+
+    def entry_of(self, net: ClusterNetwork) -> tuple[NoProxyConfig, str | None]:
+        """The settings the nodes of ``net``'s Cluster get, and the entry's name."""
+        from proxy_postrender.noproxy import fleet
+
+        index = fleet.choose([entry.match for entry in self.entries], net)
+        if index == fleet.DEFAULTS:
+            return self.config, None
+        entry = self.entries[index]
+        return entry.profile.no_proxy_config, entry.where
+
+    def named(self, cluster: str | None) -> ClusterEntry | None:
+        """The first entry whose match.names name ``cluster`` (--cluster)."""
+        if cluster is None:
+            return None
+        return next((e for e in self.entries if e.match.names_cluster(cluster)), None)
+
+
+def _settings(
+    path: str | None, profile_name: str | None, no_proxy: str | None, redactor: Redactor
+) -> _Settings:
     from proxy_postrender.cli import runner
     from proxy_postrender.profile import loader, records
 
@@ -32,10 +64,39 @@ def _no_proxy_config(
     if path is None:
         if profile_name is not None:
             raise UsageError("--profile-name needs a profile file")
-        return loader.no_proxy_from_flags(no_proxy)
+        return _Settings(loader.no_proxy_from_flags(no_proxy))
     overrides = records.Overrides(no_proxy=no_proxy)
     loaded = loader.load(path, profile_name=profile_name, overrides=overrides, redactor=redactor)
-    return loaded.no_proxy_config
+    return _Settings(loaded.no_proxy_config, loaded.entries())
+
+
+def _scopes(
+    settings: _Settings,
+    segments: list[Segment],
+    services: list[tuple[str, str]],
+    cluster: str | None,
+) -> list[Scope]:
+    """The scopes to print: every one, or with ``cluster`` that Cluster's nodes' (or,
+    when the stream does not hold it, the workloads' with the entry that names it)."""
+    from proxy_postrender.noproxy import explain as explain_mod
+
+    named = settings.named(cluster)
+    config = settings.config if named is None else named.profile.no_proxy_config
+    found = explain_mod.scopes(
+        config,
+        _clusters(settings.config, segments),
+        services,
+        settings.entry_of if settings.entries else None,
+        None if named is None else named.where,
+    )
+    if cluster is None:
+        return found
+    try:
+        return [explain_mod.pick(found, cluster)]
+    except LookupError as exc:
+        if named is None:
+            raise UsageError(str(exc)) from None
+        return [found[0]]
 
 
 def _segments(source: str | None) -> list[Segment]:
@@ -144,19 +205,15 @@ def noproxy_command(
         misread = profile_arg and table.misread_profile(profile_arg, ("noproxy",))
         if misread:
             raise UsageError(misread)
-        config = _no_proxy_config(
+        settings = _settings(
             profile_path(profile_arg, profile_opt), profile_name, no_proxy, redactor
         )
+        config = settings.config
         source = stream_source if stream_source is not None else implied_stream()
         segments = _segments(source)
         # the Services are read only for the preset: nothing else here names them
         services = _service_keys(config, _services(segments)) if _preset_on(config) else []
-        found = explain_mod.scopes(config, _clusters(config, segments), services)
-        if cluster is not None:
-            try:
-                found = [explain_mod.pick(found, cluster)]
-            except LookupError as exc:
-                raise UsageError(str(exc)) from None
+        found = _scopes(settings, segments, services, cluster)
         if explain:
             sys.stdout.write("\n".join(explain_mod.explain(s) for s in found))
         elif len(found) == 1:
@@ -211,14 +268,12 @@ def check_command(
     from proxy_postrender.noproxy import explain as explain_mod
 
     def run_it(redactor: Redactor) -> int:
-        config = _no_proxy_config(profile_path(None, profile_opt), profile_name, no_proxy, redactor)
+        settings = _settings(profile_path(None, profile_opt), profile_name, no_proxy, redactor)
+        config = settings.config
         segments = _segments(stream_source)
         services = _services(segments, namespace)
-        found = explain_mod.scopes(
-            config, _clusters(config, segments), _service_keys(config, services)
-        )
+        chosen = _scopes(settings, segments, _service_keys(config, services), cluster)[0]
         try:
-            chosen = explain_mod.pick(found, cluster) if cluster else found[0]
             wanted = [(clients.parse_destination(d), "") for d in destinations]
         except (LookupError, clients.DestinationError) as exc:
             raise UsageError(str(exc)) from None

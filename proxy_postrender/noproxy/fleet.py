@@ -1,0 +1,138 @@
+"""Per-cluster entries of a profile (``spec.clusters[]``): which entry a cluster gets.
+
+An entry matches a Cluster API ``Cluster`` by ``[NAMESPACE/]NAME`` and labels; the
+first entry that matches wins, and a cluster no entry matches gets the defaults.
+An object that configures the nodes of several clusters (a template two
+MachineDeployments of different clusters share) gets one entry only when they all
+choose the same one: anything else is refused, never guessed. Pure data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from proxy_postrender.errors import InputError
+from proxy_postrender.noproxy.scope import ClusterNetwork
+from proxy_postrender.structs import FrozenStruct
+
+DEFAULTS = -1  # the entry index of the profile's defaults
+UNMATCHED_CODE = "fleet/unmatched-entry"
+SHADOWED_CODE = "fleet/shadowed-entry"
+UNKNOWN_CODE = "fleet/unknown-cluster"
+CODES = (
+    (
+        UNMATCHED_CODE,
+        True,
+        "a spec.clusters entry matches no Cluster of a stream that holds Clusters",
+    ),
+    (
+        SHADOWED_CODE,
+        True,
+        "a Cluster matches two spec.clusters entries that differ; the first one wins",
+    ),
+    (UNKNOWN_CODE, True, "--cluster names a Cluster no spec.clusters entry names"),
+)
+
+
+class ClusterMatch(FrozenStruct):
+    """``spec.clusters[].match``: names (``[NS/]NAME``) and labels, each all-of when given."""
+
+    names: tuple[str, ...] = ()
+    labels: tuple[tuple[str, str], ...] = ()
+
+    def matches(self, namespace: str, name: str, labels: Mapping[str, str]) -> bool:
+        if self.names and not any(_named(given, namespace, name) for given in self.names):
+            return False
+        return all(labels.get(key) == value for key, value in self.labels)
+
+    def names_cluster(self, wanted: str) -> bool:
+        """Whether ``wanted`` (``--cluster [NS/]NAME``) is one of the names."""
+        namespace, _, name = wanted.rpartition("/")
+        return any(_named(given, namespace, name) for given in self.names) or (
+            not namespace and name in (g.rpartition("/")[2] for g in self.names)
+        )
+
+
+def _named(given: str, namespace: str, name: str) -> bool:
+    """Whether ``given`` (``[NS/]NAME``) names the Cluster ``namespace``/``name``."""
+    space, _, bare = given.rpartition("/")
+    return bare == name and (not space or space == namespace)
+
+
+def choose(matches: Sequence[ClusterMatch], net: ClusterNetwork) -> int:
+    """The index of the first entry that matches the Cluster of ``net`` (DEFAULTS: none,
+    or ``net`` is no Cluster's)."""
+    if net.cluster is None:
+        return DEFAULTS
+    namespace, name = net.cluster
+    labels = dict(net.labels)
+    for index, match in enumerate(matches):
+        if match.matches(namespace, name, labels):
+            return index
+    return DEFAULTS
+
+
+def choose_one(
+    matches: Sequence[ClusterMatch], nets: Sequence[ClusterNetwork], where: Sequence[str]
+) -> int:
+    """The entry of an object that serves the clusters of ``nets`` (``where``: how each
+    entry is named); an error when they choose different entries."""
+    chosen = {net.label: choose(matches, net) for net in nets}
+    found = set(chosen.values())
+    if len(found) <= 1:
+        return found.pop() if found else DEFAULTS
+    said = ", ".join(
+        f"{label} gets {'the defaults' if index == DEFAULTS else where[index]}"
+        for label, index in chosen.items()
+    )
+    raise InputError(
+        f"this object configures the nodes of clusters whose per-cluster entries differ "
+        f"({said}); give each cluster its own template, or one entry for all of them"
+    )
+
+
+def shadowed(
+    matches: Sequence[ClusterMatch],
+    differs: Sequence[Sequence[bool]],
+    where: Sequence[str],
+    nets: Sequence[ClusterNetwork],
+) -> list[str]:
+    """A warning per Cluster that a later entry also matches with other values
+    (``differs[i][j]``: entries i and j give different values)."""
+    found = []
+    for net in nets:
+        if net.cluster is None:
+            continue
+        namespace, name = net.cluster
+        labels = dict(net.labels)
+        hits = [i for i, m in enumerate(matches) if m.matches(namespace, name, labels)]
+        later = [j for j in hits[1:] if differs[hits[0]][j]] if hits else []
+        if later:
+            found.append(
+                f"{net.label} matches {where[hits[0]]} and also "
+                f"{', '.join(where[j] for j in later)}, whose values differ: the first "
+                "entry wins; narrow the matches or merge the entries"
+            )
+    return found
+
+
+def unmatched(
+    matches: Sequence[ClusterMatch], where: Sequence[str], nets: Sequence[ClusterNetwork]
+) -> list[str]:
+    """A warning per entry that matches no Cluster of ``nets`` (said only when the stream
+    holds Clusters: a workload render holds none, and every entry would be said)."""
+    clusters = [net for net in nets if net.cluster is not None]
+    if not clusters:
+        return []
+    found = []
+    for index, match in enumerate(matches):
+        if not any(
+            match.matches(net.cluster[0], net.cluster[1], dict(net.labels))
+            for net in clusters
+            if net.cluster is not None
+        ):
+            found.append(
+                f"{where[index]} matches none of the {len(clusters)} Clusters of the stream "
+                "(a typo in its names or labels?)"
+            )
+    return found
