@@ -219,3 +219,18 @@ def test_the_profile_path_from_the_application_stays_in_its_directory(app: Path)
         proc = _run(app, {"ARGOCD_ENV_PROXY_PROFILE": path})
         assert proc.returncode == 2 and proc.stdout == ""
         assert "PROXY_PROFILE must be a path inside the application's directory" in proc.stderr
+
+
+def test_the_application_env_names_the_cluster_whose_entry_the_workloads_get(app: Path) -> None:
+    shutil.copy(FIXTURES / "golden" / "fleet-entries" / "profile.yaml", app / "proxy-profile.yaml")
+    proc = _run(app, {"ARGOCD_ENV_PROXY_POSTRENDER_CLUSTER": "fleet/edge-1"})
+    assert proc.returncode == 0, proc.stderr
+    values = {
+        env["value"]
+        for doc in _docs(proc.stdout)
+        if doc.get("kind") == "Deployment"
+        for container in doc["spec"]["template"]["spec"]["containers"]
+        for env in container.get("env", [])
+        if env["name"] == "HTTPS_PROXY"
+    }
+    assert values == {"http://proxy.munich.corp.example:3128"}
