@@ -31,6 +31,7 @@ WORKLOADS = "workloads"  # the scope of the objects that run in the cluster
 NODES = "nodes"  # the scope of the objects that configure a cluster's nodes
 # the node objects whose exports kubeadm copies into the static pods of a control plane
 CONTROL_PLANE_GROUP = "controlplane.cluster.x-k8s.io"
+CAPI_GROUP = "cluster.x-k8s.io"
 CONTROL_PLANE_KINDS = frozenset({"KubeadmControlPlane", "KubeadmControlPlaneTemplate"})
 
 
@@ -43,6 +44,8 @@ class ObjectEnv(FrozenStruct):
     # the ClusterClass of the stream that names the object as a template (shared by all
     # the clusters of the class), when clusters are looked for
     shared_by: ClassRef | None = None
+    # the clusters of the stream and who uses what (None: clusters are not looked for)
+    index: ClusterIndex | None = None
 
 
 def with_no_proxy(env: Env, value: str) -> Env:
@@ -136,13 +139,22 @@ class Environments:
             self._plain_used = True
             self._check_static_pods(obj, (), _no_proxy(self.env), context)
             return self._plain
-        networks, how = self.index.networks_for(obj)
+        shared = self.index.class_of(obj)
+        if shared is not None or _is_class(obj):
+            # shared by every cluster of a class: the profile's values, never one cluster's
+            # (each cluster's own arrive through the class's variable, nodes/classvars.py)
+            networks: Sequence[ClusterNetwork] = ()
+            how: str | None = (
+                f"shared by {shared.label}" if shared else "a ClusterClass"
+            ) + ": each cluster's values come from its variable"
+        else:
+            networks, how = self.index.networks_for(obj)
         key = tuple(dict.fromkeys(networks))
         if key not in self._cache:
             self._cache[key] = with_no_proxy(self.env, self.value(key))
         self._check_static_pods(obj, key, _no_proxy(self._cache[key]), context)
         labels = tuple(net.label for net in key)
-        return ObjectEnv(self._cache[key], labels, how, self.index.class_of(obj))
+        return ObjectEnv(self._cache[key], labels, how, shared, self.index)
 
     def _check_static_pods(
         self,
@@ -198,6 +210,10 @@ class Environments:
         warning = size.large(value, about)
         if warning is not None:
             self.large[about] = warning
+
+
+def _is_class(obj: Mapping[str, Any]) -> bool:
+    return obj.get("kind") == "ClusterClass" and api_group(obj.get("apiVersion")) == CAPI_GROUP
 
 
 def _no_proxy(env: Env) -> str:
