@@ -498,8 +498,10 @@ def _own_entries(
             if settings.forbid_inline_password:
                 raise InputError(
                     "spec.credentials.secretRef keeps the proxy password out of the "
-                    "workloads, but this ClusterClass's variable would carry it in clear: "
-                    "set spec.nodes.credentials: secret (or spec.nodes.enabled: false)"
+                    "workloads, but spec.nodes.credentials: inline (the default) would write "
+                    "it in clear into this object's node bootstrap (the default of its "
+                    f"variable {classvars.VARIABLE}): set spec.nodes.credentials: secret "
+                    "(or spec.nodes.enabled: false)"
                 )
             default = classvars.value_of(env, f"ClusterClass {_name(obj)} (its default)")
             variable = classvars.definition(default)

@@ -51,7 +51,8 @@ def _wanted(
     if settings.forbid_inline_password:
         raise InputError(
             "spec.credentials.secretRef keeps the proxy password out of the workloads, but "
-            f"this Cluster's variable {classvars.VARIABLE} would carry it in clear: set "
+            "spec.nodes.credentials: inline (the default) would write it in clear into this "
+            f"object's node bootstrap (its variable {classvars.VARIABLE}): set "
             "spec.nodes.credentials: secret (or spec.nodes.enabled: false)"
         )
     value = classvars.value_of(found.env, "the values of this Cluster's nodes")
