@@ -27,7 +27,8 @@ What the model does not do (each case is reported, never guessed silently):
 
 - ``enabledIf`` is not evaluated: every combination of on/off per patch is enumerated
   (``MAX_ENUMERATED`` patches at most per template; beyond that, patches that touch no
-  kubeadm list are fixed off, and any still beyond the cap are fixed on).
+  kubeadm list are fixed off, and any still beyond the cap are fixed on). The tool's own
+  patch (``TOOL_PATCH``, nodes/classvars.py) has no ``enabledIf``: it is always on.
 - ``valueFrom.variable`` gets a stand-in value: the variable's schema ``default``, else its
   ``example``, else a placeholder of its type (``""``, ``0``, ``false``, ``[]``, ``{}``);
   builtin variables get a string.
@@ -35,7 +36,10 @@ What the model does not do (each case is reported, never guessed silently):
   prints ``x`` (honouring ``{{-``/``-}}`` trimming; removing it instead breaks real
   templates such as ``name: {{ .a }}{{ if .b }}-{{ .c }}{{ end }}``), of ``if``/``with``
   blocks the first branch is kept, a ``range`` body is kept once; what does not parse as
-  YAML afterwards makes that template and combination "not modelled".
+  YAML afterwards makes that template and combination "not modelled". With a
+  ``render`` (``model``, ``check_clusterclass``), the templates of the tool's own patch
+  are rendered by it instead: tests/test_clusterclass_variables.py passes the real Go
+  text/template (tests/gotemplate/main.go) with one cluster's nested variables.
 - External patches are not modelled (a runtime extension's output is not in a stream).
 - A template that the ClusterClass references but that is not in the stream is not
   modelled.
