@@ -4,7 +4,8 @@ A ``cluster.x-k8s.io`` Cluster whose ``spec.topology`` uses a ClusterClass of th
 that gets the variable ``proxyPostrender`` gets, in ``spec.topology.variables``, the
 values of its own nodes: the proxies and the NO_PROXY that the variables it is given
 (``found.env``, its own networks) say, never the profile read here. Clusters whose class
-is not in the stream are left alone. What the tool added is recorded in
+is not in the stream are left alone (``--remove`` still takes out a recorded value).
+What the tool added is recorded in
 ``proxy-postrender.io/node-bootstrap`` (``variable=STATE``: what the list was before),
 so that a second run changes nothing and ``--remove`` gives the input back.
 """
@@ -67,6 +68,9 @@ def plan(
     settings: NodeSettings | None,
 ) -> NodePlan | None:
     """The Cluster's entry in ``spec.topology.variables`` (None: not one to change)."""
+    index = found.index
+    if found.env and (index is None or index.topology_class(obj) is None):
+        return None  # its class is not in the stream: left alone (removal takes it out)
     record = Record.read(obj, kubeadm.ANNOTATION)
     state = _recorded(record)
     wanted = _wanted(obj, found, settings)

@@ -580,6 +580,10 @@ def discover_stream(segments: Iterable[Segment], namespace: str | None = None) -
     ``namespace`` is that of the documents without one (--namespace)."""
     objects: list[Mapping[str, Any]] = []
     contexts: dict[int, DocumentContext] = {}
+    # the kubeadm templates: read only when a ClusterClass is in the stream (they matter
+    # to its own patch only, and most streams have none)
+    templates: list[tuple[Segment, int]] = []
+    classes = False
     index = 0
     for segment in segments:
         content = segment.has_content()
@@ -596,14 +600,32 @@ def discover_stream(segments: Iterable[Segment], namespace: str | None = None) -
             and not kind.endswith("Cluster")
         ):
             continue
-        docs = load_documents(segment.text)
-        if docs is None:
-            continue  # reported by the main pass when it is a target
-        for doc in docs:
-            for _, obj in walk_objects(doc):
-                objects.append(obj)
-                contexts[id(obj)] = _context(segment, index, obj)
+        if kind in TEMPLATE_KINDS:
+            templates.append((segment, index))
+            continue
+        classes |= _read_into(segment, index, objects, contexts)
+    if classes:
+        for segment, at in templates:
+            _read_into(segment, at, objects, contexts)
     return discover(objects, lambda obj: contexts.get(id(obj)), namespace)
+
+
+def _read_into(
+    segment: Segment,
+    index: int,
+    objects: list[Mapping[str, Any]],
+    contexts: dict[int, DocumentContext],
+) -> bool:
+    """Add the objects of a segment (none when it does not parse: the main pass reports
+    it when it is a target); whether one of them is a ClusterClass."""
+    docs = load_documents(segment.text)
+    found = False
+    for doc in docs or []:
+        for _, obj in walk_objects(doc):
+            objects.append(obj)
+            contexts[id(obj)] = _context(segment, index, obj)
+            found |= _is_capi(obj, "ClusterClass")
+    return found
 
 
 class ServiceRef(FrozenStruct):

@@ -140,13 +140,16 @@ class Environments:
             self._check_static_pods(obj, (), _no_proxy(self.env), context)
             return self._plain
         shared = self.index.class_of(obj)
-        if shared is not None or _is_class(obj):
+        networks: Sequence[ClusterNetwork] = ()
+        how: str | None = None
+        if _is_cluster(obj) and self.index.topology_class(obj) is None:
+            pass  # only a topology Cluster whose class is in the stream gets values (its
+            # variable's, nodes/topology.py): no NO_PROXY is made for the others
+        elif shared is not None or _is_class(obj):
             # shared by every cluster of a class: the profile's values, never one cluster's
             # (each cluster's own arrive through the class's variable, nodes/classvars.py)
-            networks: Sequence[ClusterNetwork] = ()
-            how: str | None = (
-                f"shared by {shared.label}" if shared else "a ClusterClass"
-            ) + ": each cluster's values come from its variable"
+            how = f"shared by {shared.label}" if shared else "a ClusterClass"
+            how += ": each cluster's values come from its variable"
         else:
             networks, how = self.index.networks_for(obj)
         key = tuple(dict.fromkeys(networks))
@@ -214,6 +217,10 @@ class Environments:
 
 def _is_class(obj: Mapping[str, Any]) -> bool:
     return obj.get("kind") == "ClusterClass" and api_group(obj.get("apiVersion")) == CAPI_GROUP
+
+
+def _is_cluster(obj: Mapping[str, Any]) -> bool:
+    return obj.get("kind") == "Cluster" and api_group(obj.get("apiVersion")) == CAPI_GROUP
 
 
 def _no_proxy(env: Env) -> str:
