@@ -382,3 +382,28 @@ def test_remove_takes_out_the_variable_the_patch_and_the_cluster_values() -> Non
     proc = run_cli([str(SHARED_PROFILE), "--remove"], out.encode())
     assert proc.returncode == 0, proc.stderr.decode()
     assert proc.stdout.decode() == TOPOLOGY.read_text()
+
+
+def _profile(tmp_path: Path, name: str, extra: str) -> Path:
+    path = tmp_path / name
+    path.write_text(
+        SHARED_PROFILE.read_text().replace("proxy.corp.example", "proxy.b.example") + extra
+    )
+    return path
+
+
+def test_a_changed_profile_gives_what_it_gives_the_input(tmp_path: Path) -> None:
+    """Re-rendering the output with another profile replaces the variable's default, the
+    patch and the Clusters' values: the same bytes as rendering the input with it. And
+    secret mode (no variable) takes all of them out again."""
+    first = _run(SHARED_PROFILE, TOPOLOGY.read_bytes())
+    other = _profile(tmp_path, "other.yaml", "")
+    assert _run(other, first.encode()) == _run(other, TOPOLOGY.read_bytes())
+    assert "proxy.b.example" in _run(other, first.encode())
+    secret = _profile(
+        tmp_path, "secret.yaml", "  nodes:\n    credentials: secret\n    secretName: corp-proxy\n"
+    )
+    from_output, from_input = _run(secret, first.encode()), _run(secret, TOPOLOGY.read_bytes())
+    assert from_output == from_input
+    assert f"name: {classvars.VARIABLE}" not in from_input
+    assert f"name: {classvars.PATCH}\n" not in from_input
