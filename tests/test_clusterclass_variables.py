@@ -202,10 +202,9 @@ CASES = [c for c in load_cases() if not c.exit and _with_tool_patch(c)]
 
 def test_the_golden_clusterclass_cases_get_the_tools_patch() -> None:
     names = {c.name for c in CASES}
-    assert {c.name for c in load_cases() if c.name.startswith("capi-clusterclass")} - {
-        "capi-clusterclass-ignition"  # Ignition templates: see the next test's note
-    } <= names | {c.name for c in load_cases() if c.exit}
-    assert "capi-clusterclass-topology" in names
+    classes = {c.name for c in load_cases() if c.name.startswith("capi-clusterclass")}
+    assert classes - {c.name for c in load_cases() if c.exit} <= names
+    assert {"capi-clusterclass-topology", "capi-two-clusters"} <= names
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
