@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 
 from proxy_postrender import TYPE_CHECKING, targets
 from proxy_postrender.fields import setters
-from proxy_postrender.nodes import clusterclass, kubeadm
+from proxy_postrender.nodes import clusterclass, kubeadm, topology
 from proxy_postrender.noproxy.environments import NODES, WORKLOADS, ObjectEnv
 from proxy_postrender.objects import Path
 from proxy_postrender.pods import workloads
@@ -45,6 +45,7 @@ PLANNERS: Mapping[str, Planner] = {
     targets.PODS: Planner(workloads.plan, lambda r: r.pods, WORKLOADS, workloads.ANNOTATION),
     targets.KUBEADM: Planner(kubeadm.plan, lambda r: r.nodes, NODES, kubeadm.ANNOTATION),
     targets.CLUSTERCLASS: Planner(clusterclass.plan, lambda r: r.nodes, NODES, kubeadm.ANNOTATION),
+    targets.TOPOLOGY: Planner(topology.plan, lambda r: r.nodes, NODES, kubeadm.ANNOTATION),
     targets.FIELDS: Planner(setters.plan, lambda r: r.fields, WORKLOADS, setters.ANNOTATION),
 }
 

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 PODS = "pods"  # env vars into every container of the pod specs at ``paths``
 KUBEADM = "kubeadm"  # node bootstrap into the KubeadmConfigSpec at ``paths[0]``
 CLUSTERCLASS = "clusterclass"  # ClusterClass patches that set the kubeadm lists
+TOPOLOGY = "topology"  # a topology Cluster's value of its class's variable
 FIELDS = "fields"  # ``fields``: each path is set from a profile value
 BUILT_IN_ORIGIN = "built-in"
 CUSTOM_PLANNERS = (PODS, FIELDS)  # the planners a profile's spec.targets can name
@@ -74,6 +75,7 @@ BUILT_IN_TARGETS: tuple[Target, ...] = (
     Target(_CAPI_BOOTSTRAP, "KubeadmConfigTemplate", KUBEADM, (_TEMPLATE_SPEC,)),
     Target(_CAPI_BOOTSTRAP, "KubeadmConfig", KUBEADM, (("spec",),)),
     Target("cluster.x-k8s.io", "ClusterClass", CLUSTERCLASS),
+    Target("cluster.x-k8s.io", "Cluster", TOPOLOGY),
 )
 
 # Ready-made spec.targets entries. Open Cluster Management's add-on configuration

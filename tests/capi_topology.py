@@ -27,7 +27,8 @@ What the model does not do (each case is reported, never guessed silently):
 
 - ``enabledIf`` is not evaluated: every combination of on/off per patch is enumerated
   (``MAX_ENUMERATED`` patches at most per template; beyond that, patches that touch no
-  kubeadm list are fixed off, and any still beyond the cap are fixed on).
+  kubeadm list are fixed off, and any still beyond the cap are fixed on). The tool's own
+  patch (``TOOL_PATCH``, nodes/classvars.py) has no ``enabledIf``: it is always on.
 - ``valueFrom.variable`` gets a stand-in value: the variable's schema ``default``, else its
   ``example``, else a placeholder of its type (``""``, ``0``, ``false``, ``[]``, ``{}``);
   builtin variables get a string.
@@ -35,7 +36,10 @@ What the model does not do (each case is reported, never guessed silently):
   prints ``x`` (honouring ``{{-``/``-}}`` trimming; removing it instead breaks real
   templates such as ``name: {{ .a }}{{ if .b }}-{{ .c }}{{ end }}``), of ``if``/``with``
   blocks the first branch is kept, a ``range`` body is kept once; what does not parse as
-  YAML afterwards makes that template and combination "not modelled".
+  YAML afterwards makes that template and combination "not modelled". With a
+  ``render`` (``model``, ``check_clusterclass``), the templates of the tool's own patch
+  are rendered by it instead: tests/test_clusterclass_variables.py passes the real Go
+  text/template (tests/gotemplate/main.go) with one cluster's nested variables.
 - External patches are not modelled (a runtime extension's output is not in a stream).
 - A template that the ClusterClass references but that is not in the stream is not
   modelled.
@@ -46,7 +50,7 @@ from __future__ import annotations
 import copy
 import itertools
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -64,6 +68,7 @@ from proxy_postrender.nodes.kubeadm import (
 from proxy_postrender.nodes.nodeos import value_is_windows
 from proxy_postrender.plans import SecretRef
 from proxy_postrender.profile.tables import DEFAULT_CONTAINERD_DROPIN, DEFAULT_KUBELET_DROPIN
+from proxy_postrender.structs import replace
 
 System = Literal["linux", "windows"]
 MAX_ENUMERATED = 10
@@ -148,12 +153,16 @@ def command_key(command: Any) -> str:
 
 
 def expectation(
-    settings: NodeSettings, env: Sequence[tuple[str, str]] = _SAMPLE_ENV
+    settings: NodeSettings, env: Sequence[tuple[str, str]] = _SAMPLE_ENV, *, shared: bool = False
 ) -> Expectation:
     """The expectation for a profile's node settings (secret mode: the files come from a
     Secret, whatever its name). Windows specs get one PowerShell command, unless
-    ``nodes.windows: skip`` or secret mode (Linux only) leave them alone."""
+    ``nodes.windows: skip`` or secret mode (Linux only) leave them alone. ``shared``: a
+    template of a ClusterClass after the topology reconciled, inline values: the
+    ``envfile`` layout (the class's own patch adds the env file)."""
     secret = SecretRef("proxy", None, None) if settings.credentials == "secret" else None
+    if shared and secret is None:
+        settings = replace(settings, layout="envfile")
     files = desired_files(settings, env, secret)
     commands = desired_commands(env, settings, secret)
     skip = settings.windows == "skip" or secret is not None
@@ -522,12 +531,23 @@ class NotModelled(Exception):
     """A value the stand-ins cannot produce."""
 
 
-def value_of(clusterclass: Mapping[str, Any], op: Mapping[str, Any]) -> Any:
+TOOL_PATCH = "proxy-postrender"  # the name of the tool's own patch (nodes/classvars.py)
+
+
+def value_of(
+    clusterclass: Mapping[str, Any],
+    op: Mapping[str, Any],
+    render: Callable[[str], str] | None = None,
+) -> Any:
+    """The value a jsonPatch writes; ``render`` (when given) renders a template as Cluster
+    API does (the tool's own templates: real Go text/template, one cluster's variables)."""
     if "value" in op:
         return copy.deepcopy(op["value"])
     value_from = op.get("valueFrom") or {}
     if value_from.get("variable"):
         return variable_value(clusterclass, str(value_from["variable"]))
+    if render is not None:
+        return _parse_yaml(render(str(value_from.get("template", ""))))
     rendered = render_template(str(value_from.get("template", "")))
     try:
         return _parse_yaml(rendered)
@@ -571,6 +591,8 @@ class Model:
     external: list[str]  # names of external patches (not modelled)
     webhook: list[str]  # what the ClusterClass webhook rejects
     notes: list[str] = field(default_factory=list)
+    # renders the tool's own patch's templates for one cluster (None: the stand-in)
+    render: Callable[[str], str] | None = None
 
     def patches(self) -> list[tuple[int, Mapping[str, Any]]]:
         spec = self.clusterclass.get("spec") or {}
@@ -599,8 +621,11 @@ class Model:
         """The on/off choices to try for the patches that select this template."""
         matching = self.matching(slot, template)
         pointers = list_pointers(str(template.get("kind")))
-        varied = [i for i, _ in matching]
-        fixed: dict[int, bool] = {}
+        # the tool's own patch has no enabledIf: Cluster API always applies it
+        fixed: dict[int, bool] = {
+            i: True for i, p in matching if p.get("name") == TOOL_PATCH and "enabledIf" not in p
+        }
+        varied = [i for i, _ in matching if i not in fixed]
         if len(varied) > MAX_ENUMERATED:
             relevant = [
                 i
@@ -610,7 +635,7 @@ class Model:
                     for d in p.get("definitions") or []
                 )
             ]
-            fixed = {i: False for i in varied if i not in relevant}
+            fixed.update({i: False for i in varied if i not in relevant})
             varied = relevant
             if len(varied) > MAX_ENUMERATED:
                 fixed.update({i: True for i in varied[MAX_ENUMERATED:]})
@@ -645,7 +670,9 @@ class Model:
                     for op in definition.get("jsonPatches") or []:
                         item = {"op": op.get("op"), "path": op.get("path")}
                         if op.get("op") in ("add", "replace"):
-                            item["value"] = value_of(self.clusterclass, op)
+                            tool = patch.get("name") == TOOL_PATCH
+                            render = self.render if tool else None
+                            item["value"] = value_of(self.clusterclass, op, render)
                         document.append(item)
                 except NotModelled as exc:
                     outcome.not_modelled = f"{where}: {exc}"
@@ -664,8 +691,13 @@ class Model:
                 yield self.apply(slot, template, enabled)
 
 
-def model(clusterclass: Mapping[str, Any], objects: Sequence[Any]) -> Model:
-    """The model of one ClusterClass over the objects of its stream."""
+def model(
+    clusterclass: Mapping[str, Any],
+    objects: Sequence[Any],
+    render: Callable[[str], str] | None = None,
+) -> Model:
+    """The model of one ClusterClass over the objects of its stream (``render``: see
+    ``Model.render``)."""
     namespace = (clusterclass.get("metadata") or {}).get("namespace")
     templates: list[tuple[Slot, Mapping[str, Any]]] = []
     missing: list[Slot] = []
@@ -680,7 +712,9 @@ def model(clusterclass: Mapping[str, Any], objects: Sequence[Any]) -> Model:
         for p in (clusterclass.get("spec") or {}).get("patches") or []
         if isinstance(p, Mapping) and p.get("external")
     ]
-    result = Model(clusterclass, templates, missing, external, webhook_problems(clusterclass))
+    result = Model(
+        clusterclass, templates, missing, external, webhook_problems(clusterclass), render=render
+    )
     result.notes += _static_notes(clusterclass, templates)
     return result
 
@@ -731,11 +765,16 @@ class ClassResult:
 
 
 def check_clusterclass(
-    clusterclass: Mapping[str, Any], objects: Sequence[Any], expect: Expectation
+    clusterclass: Mapping[str, Any],
+    objects: Sequence[Any],
+    expect: Expectation,
+    render: Callable[[str], str] | None = None,
+    check: Callable[[Mapping[str, Any]], list[str]] | None = None,
 ) -> ClassResult:
-    """Apply the patches in every combination and check each resulting template. Problems
-    name the template and the patches that were on."""
-    the_model = model(clusterclass, objects)
+    """Apply the patches in every combination and check each resulting template (and with
+    ``check``, its KubeadmConfigSpec once more). Problems name the template and the
+    patches that were on."""
+    the_model = model(clusterclass, objects, render)
     name = str((clusterclass.get("metadata") or {}).get("name"))
     result = ClassResult(name, templates=len(the_model.templates))
     result.problems += [f"webhook: {p}" for p in the_model.webhook]
@@ -758,6 +797,8 @@ def check_clusterclass(
                 problems.append("the KubeadmConfigSpec is not a mapping")
             else:
                 problems += check_template(spec, system_of(spec), expect)
+                if check is not None:
+                    problems += check(spec)
         for problem in problems:
             message = f"{outcome.slot.label} [on: {on}]: {problem}"
             result.problems.append(message)

@@ -124,9 +124,10 @@ def test_commands_follow_ups_put_the_tools_commands_first_in_order(case: str) ->
             ]
             if not commands:
                 continue
-            # added at index 0 one after the other: they end up in reverse order
+            # added at index 0 one after the other: they end up in reverse order; a
+            # class's templates carry no value: the env file's commands (nodes/classvars.py)
             linux = kubeadm.desired_commands(
-                _env_of(doc), kubeadm.NodeSettings(CONTAINERD, KUBELET)
+                _env_of(doc), kubeadm.NodeSettings(CONTAINERD, KUBELET), shared=True
             )
             assert list(reversed(commands)) == linux or (
                 len(commands) == 1 and commands[0].startswith("powershell ")

@@ -300,7 +300,8 @@ def test_secret_mode_needs_a_secret_name_for_the_templates_a_cluster_class_names
         "proxy-postrender: error: document 1 (line 1, ClusterClass fleet/quick-start): "
         "this ClusterClass serves many clusters"
     ), err
-    secret = "alpha-systemd-proxy" if cluster else "quick-start-control-plane-systemd-proxy"
+    # a class's templates are matched to no cluster (invariant 11): named after the template
+    secret = "quick-start-control-plane-systemd-proxy"
     assert "set spec.nodes.secretName" in err and f"Secret {secret} in every" in err, err
     profile.write_text(profile.read_text() + "    secretName: corp-proxy\n")
     proc = run_cli([str(profile)], data)

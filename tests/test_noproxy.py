@@ -603,8 +603,13 @@ def _export_value(doc: Any) -> str:
 def test_two_clusters_get_two_no_proxy_values_in_the_output() -> None:
     out = (GOLDEN / "capi-two-clusters" / "expected.yaml").read_text()
     values = {}
+    topology = {}
     for doc in libyaml.load_data(out):
-        if isinstance(doc, dict) and doc["kind"].startswith("Kubeadm"):
+        if isinstance(doc, dict) and doc["kind"] == "Cluster" and "topology" in doc["spec"]:
+            topology[doc["metadata"]["name"]] = doc["spec"]["topology"]["variables"][-1]
+        elif isinstance(doc, dict) and doc["kind"].startswith("Kubeadm"):
+            if doc["metadata"]["name"] == "quick-start-control-plane":
+                continue  # a ClusterClass's: no cluster's values (checked below)
             values[doc["metadata"]["name"]] = _export_value(doc).split(",")
     alpha, beta = values["alpha-control-plane"], values["beta-control-plane"]
     assert values["alpha-md-0"] == alpha
@@ -618,7 +623,11 @@ def test_two_clusters_get_two_no_proxy_values_in_the_output() -> None:
     assert {"169.254.169.254", "fd00:ec2::254"} <= set(alpha)
     assert {"192.168.0.0/16", "172.20.0.0/16", "172.20.0.1", "10.0.5.10"} <= set(beta)
     assert not {"10.244.0.0/16", "alpha.local"} & set(beta)
-    assert "10.10.0.0/16" in values["quick-start-control-plane"]
+    # the topology Cluster gamma's own networks are in its value of the class's variable,
+    # not in the class's template (invariant 11)
+    assert topology["gamma"]["name"] == "proxyPostrender"
+    assert "10.10.0.0/16" in topology["gamma"]["value"]["noProxy"]
+    assert "10.10.0.0/16" not in out.split("name: quick-start-control-plane")[1].split("---")[0]
 
 
 # --- the noproxy commands ------------------------------------------------------

@@ -7,7 +7,11 @@ entries, each index written as the tool writes it (no sign, no leading zero):
 - ``pI.dJ.jK=files:PATH,PATH`` and ``pI.dJ.jK=commands:N``: the tool's entries in the
   literal list of ``spec.patches[I].definitions[J].jsonPatches[K]``;
 - ``pI.dJ.jK=patches:N`` (N > 0): the N patches from ``K`` on are the tool's;
-- ``empty=pI.dJ.jK,...``: those literal lists were ``[]`` before the tool filled them.
+- ``empty=pI.dJ.jK,...``: those literal lists were ``[]`` before the tool filled them;
+- ``variable=STATE`` and ``patch=STATE``: the class's ``spec.variables`` entry
+  ``proxyPostrender`` and its last ``spec.patches`` entry ``proxy-postrender`` are the
+  tool's (nodes/classvars.py); STATE says what the list was before the tool added to
+  it (``absent``, ``null``, ``empty`` or ``listed``), so that removal gives it back.
 
 Anything else, an index given twice, or two ranges of patches that overlap is an error.
 A recorded range is deleted or replaced only when every patch in it is one the tool
@@ -55,6 +59,20 @@ class Owned(Struct):
     # (I, J) -> index of the first of the tool's patches -> how many
     patches: dict[tuple[int, int], dict[int, int]] = field(default_factory=dict)
     empty: set[str] = field(default_factory=set)
+    # the state spec.variables / spec.patches had before the tool added its entry there
+    variable: str | None = None
+    patch: str | None = None
+
+
+STATES = ("absent", "null", "empty", "listed")
+
+
+def state_of(parent: Mapping[str, Any], key: str) -> str:
+    """What ``parent[key]`` is, as a record's ``variable=``/``patch=`` says it."""
+    if key not in parent:
+        return "absent"
+    value = parent[key]
+    return "null" if value is None else "empty" if value == [] else "listed"
 
 
 def ident_of(text: str) -> Ident | None:
@@ -78,6 +96,14 @@ def parse(recorded: Record) -> Owned:
         if key in seen:
             raise _malformed(entry, " (recorded twice)")
         seen.add(key)
+        if key in ("variable", "patch"):
+            if value not in STATES:
+                raise _malformed(entry)
+            if key == "variable":
+                owned.variable = value
+            else:
+                owned.patch = value
+            continue
         if key == "empty":
             idents = value.split(",")
             if not all(ident_of(x) for x in idents):

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from proxy_postrender.nodes.ccowned import Owned
 
 from proxy_postrender.errors import InputError
-from proxy_postrender.nodes import kubeadm, quoting
+from proxy_postrender.nodes import classvars, kubeadm, quoting
 from proxy_postrender.nodes.kubeadm import NodePlan, NodeSettings
 from proxy_postrender.noproxy.environments import ObjectEnv
 from proxy_postrender.objects import Path
@@ -322,7 +322,8 @@ def _pointers(definition: Mapping[str, Any], where_def: str) -> Mapping[str, str
 
 
 def _wanted(settings: NodeSettings | None, env: Any, secret: SecretRef | None) -> _Wanted:
-    files, commands = kubeadm.desired_entries(settings, env, secret)
+    # the class's templates carry no value (nodes/classvars.py): nor do the follow-ups
+    files, commands = kubeadm.desired_entries(settings, env, secret, shared=True)
     windows: list[str] = []
     if settings and env and settings.windows != "skip" and settings.credentials != "secret":
         command = quoting.powershell_machine_env(env)
@@ -370,7 +371,10 @@ def plan(
     entries: list[str] = []
     now_empty: set[str] = set()
     claimed: set[tuple[int, int, int]] = set()
+    ours = classvars.named(kubeadm.as_list(spec.get("patches"), "spec.patches"), classvars.PATCH)
     for i, patch in enumerate(kubeadm.as_list(spec.get("patches"), "spec.patches")):
+        if owned.patch is not None and i in ours:
+            continue  # the tool's own last patch: planned below
         definitions = patch.get("definitions") if isinstance(patch, Mapping) else None
         for j, definition in enumerate(
             kubeadm.as_list(definitions, f"spec.patches[{i}].definitions")
@@ -467,10 +471,66 @@ def plan(
     owned_idents = {entry.partition("=")[0] for entry in entries}
     if now_empty & owned_idents:
         entries.append("empty=" + ",".join(sorted(now_empty & owned_idents)))
+    entries += _own_entries(obj, base, spec, found, settings if injecting else None, owned, result)
     if not entries and not recorded.current and not result.ops:
         return None  # a ClusterClass that does not touch the lists: not a target
     result.ops += recorded.ops(obj, base, entries)
     return result
+
+
+def _own_entries(
+    obj: Mapping[str, Any],
+    base: Path,
+    spec: Mapping[str, Any],
+    found: ObjectEnv,
+    settings: NodeSettings | None,
+    owned: Owned,
+    result: NodePlan,
+) -> list[str]:
+    """The class's variable and its last patch (nodes/classvars.py), planned into
+    ``result``; the record's entries for them."""
+    variable = patch = None
+    env = found.env
+    if settings is not None and classvars.applies(settings, env) and found.index is not None:
+        selected = classvars.slots(obj, found.index)
+        result.notes += [f"not in the class's patch: {why}" for why in selected.left_out]
+        if selected:
+            if settings.forbid_inline_password:
+                raise InputError(
+                    "spec.credentials.secretRef keeps the proxy password out of the "
+                    "workloads, but spec.nodes.credentials: inline (the default) would write "
+                    "it in clear into this object's node bootstrap (the default of its "
+                    f"variable {classvars.VARIABLE}): set spec.nodes.credentials: secret "
+                    "(or spec.nodes.enabled: false)"
+                )
+            default = classvars.value_of(env, f"ClusterClass {_name(obj)} (its default)")
+            variable = classvars.definition(default)
+            patch = classvars.patch(selected, classvars.template(env, settings.env_file))
+    spec_path = (*base, "spec")
+    if not isinstance(obj.get("spec"), Mapping):
+        if variable is None:
+            return []
+        raise InputError("spec is not a mapping")
+    ops, var_state = classvars.plan_entry(
+        spec, spec_path, "variables", classvars.VARIABLE, owned.variable, variable
+    )
+    more, patch_state = classvars.plan_entry(
+        spec, spec_path, "patches", classvars.PATCH, owned.patch, patch, last=True
+    )
+    result.ops += ops + more
+    if variable is not None:
+        result.notes.append(
+            f"variable {classvars.VARIABLE} and patch {classvars.PATCH}: each cluster's nodes "
+            "get their own proxy and NO_PROXY when the topology reconciles"
+        )
+    entries = [] if var_state is None else [f"variable={var_state}"]
+    return entries + ([] if patch_state is None else [f"patch={patch_state}"])
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    metadata = obj.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, Mapping) else None
+    return str(name)
 
 
 def _count(result: NodePlan, patches: list[dict[str, Any]]) -> None:

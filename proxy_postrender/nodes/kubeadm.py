@@ -208,8 +208,13 @@ def desired_files(
     settings: NodeSettings,
     env: Sequence[tuple[str, str]],
     secret: SecretRef | None = None,
+    *,
+    shared: bool = False,
 ) -> list[dict[str, Any]]:
-    """The drop-ins, and the env file where one is used, as ``files`` entries."""
+    """The drop-ins, and the env file where one is used, as ``files`` entries. ``shared``
+    (a template a ClusterClass names, inline values): the ``envfile`` layout's drop-ins
+    and the CA, without the env file, which the class's own patch writes per cluster
+    (nodes/classvars.py)."""
     paths = [("containerd", settings.containerd_dropin)]
     if settings.kubelet_dropin:
         paths.append(("kubelet", settings.kubelet_dropin))
@@ -225,9 +230,11 @@ def desired_files(
         return {"path": path, "owner": "root:root", "permissions": "0600", "contentFrom": ref}
 
     ca = [entry(CA_FILE, settings.ca_bundle, "0644")] if settings.ca_bundle else []
-    if settings.layout == "envfile":
+    if settings.layout == "envfile" or (shared and secret is None):
         # the drop-ins carry no value: systemd reads the one env file
         dropins = [entry(p, quoting.dropin_envfile(settings.env_file), "0640") for _, p in paths]
+        if shared and secret is None:
+            return [*dropins, *ca]
         if secret is not None:
             return [*dropins, from_secret(settings.env_file, ENV_KEY), *ca]
         return [*dropins, entry(settings.env_file, quoting.env_file(env), "0600"), *ca]
@@ -239,14 +246,18 @@ def desired_files(
 
 
 def desired_commands(
-    env: Sequence[tuple[str, str]], settings: NodeSettings, secret: SecretRef | None = None
+    env: Sequence[tuple[str, str]],
+    settings: NodeSettings,
+    secret: SecretRef | None = None,
+    *,
+    shared: bool = False,
 ) -> list[str]:
     """The proxy CA into the system trust (when given), daemon-reload, a containerd restart
-    that waits for its socket, then the variables."""
+    that waits for its socket, then the variables (from the env file with ``shared``)."""
     head = ["systemctl daemon-reload", RESTART_CONTAINERD]
     if settings.ca_bundle:
         head.insert(0, TRUST_CA)
-    if secret is not None or settings.layout == "envfile":
+    if secret is not None or settings.layout == "envfile" or shared:
         commands = [*head, f"set -a && . {settings.env_file} && set +a"]
     else:
         commands = [*head, *(quoting.shell_export(name, value) for name, value in env)]
@@ -257,15 +268,21 @@ def desired_entries(
     settings: NodeSettings | None,
     env: Sequence[tuple[str, str]],
     secret: SecretRef | None,
+    *,
+    shared: bool = False,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """The files and leading commands a Linux spec should carry; none when removing.
     When a Secret will carry the values (secret mode), no writer here sees them: they
-    are checked here, so that an error names the object."""
+    are checked here, so that an error names the object. ``shared``: a template a
+    ClusterClass names (no value in it: see ``desired_files``)."""
     if settings is None or not env:
         return [], []
-    if secret is not None:
+    if secret is not None or shared:
         quoting.check_env(env)
-    return desired_files(settings, env, secret), desired_commands(env, settings, secret)
+    return (
+        desired_files(settings, env, secret, shared=shared),
+        desired_commands(env, settings, secret, shared=shared),
+    )
 
 
 def _parse(recorded: Record) -> tuple[list[str], int, set[str], _Created | None]:
@@ -427,7 +444,8 @@ def plan(
         if settings.credentials == "secret":
             secret = result.secret = _secret_for(obj, settings, found)
             result.secret_env = env
-        wanted_files, wanted_commands = desired_entries(settings, env, secret)
+        shared = found.shared_by is not None
+        wanted_files, wanted_commands = desired_entries(settings, env, secret, shared=shared)
 
     # a list written as "[]" comes back as "[]" when the tool takes its entries out again
     empty |= {key for key in _LIST_KEYS if spec.get(key) == [] and key in spec}
@@ -553,7 +571,8 @@ def _plan_missing(
     if settings and env and settings.credentials == "secret":
         secret = result.secret = _secret_for(obj, settings, found)
         result.secret_env = env
-    wanted_files, wanted_commands = desired_entries(settings, env, secret)
+    shared = found.shared_by is not None
+    wanted_files, wanted_commands = desired_entries(settings, env, secret, shared=shared)
     if not wanted_files and not wanted_commands:
         result.secret, result.secret_env = None, ()
         result.skipped = f"no {where}"

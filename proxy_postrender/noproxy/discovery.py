@@ -49,7 +49,19 @@ CAPI_GROUP = "cluster.x-k8s.io"
 KUBEADM_SERVICE_CIDR = "10.96.0.0/12"
 CLUSTER_NAME_LABEL = "cluster.x-k8s.io/cluster-name"
 # kinds the discovery reads (besides the infrastructure clusters a Cluster names)
-DISCOVERY_KINDS = frozenset({"Cluster", "MachineDeployment", "MachinePool", "ClusterClass"})
+DISCOVERY_KINDS = frozenset(
+    {
+        "Cluster",
+        "MachineDeployment",
+        "MachinePool",
+        "ClusterClass",
+        "KubeadmConfigTemplate",
+        "KubeadmControlPlaneTemplate",
+    }
+)
+# the kubeadm template kinds a ClusterClass names (kept in the index: the class's own
+# patch selects those of the stream)
+TEMPLATE_KINDS = frozenset({"KubeadmConfigTemplate", "KubeadmControlPlaneTemplate"})
 
 # a clusterctl/envsubst variable not yet expanded: ${NAME}, ${NAME:=default}, $NAME
 _VARIABLE = re.compile(r"\$\{?[A-Za-z_]")
@@ -172,6 +184,37 @@ class ClusterIndex(Struct):
     named_by_class: dict[RefKey, ClassRef] = field(default_factory=dict)
     # the namespace of objects without one (--namespace); "" when not given
     namespace: str = ""
+    # the ClusterClasses of the stream, the kubeadm templates of the stream, and the
+    # class each topology Cluster uses
+    class_objects: dict[Key, Mapping[str, Any]] = field(default_factory=dict)
+    templates: dict[RefKey, Mapping[str, Any]] = field(default_factory=dict)
+    cluster_classes: dict[Key, Key] = field(default_factory=dict)
+
+    def cluster_key(self, obj: Mapping[str, Any]) -> Key | None:
+        """The key of a ``cluster.x-k8s.io`` Cluster object of the stream, or None."""
+        if not _is_capi(obj, "Cluster"):
+            return None
+        namespace, name, _ = _meta(obj, self.namespace)
+        return (namespace, name) if (namespace, name) in self.clusters else None
+
+    def topology_class(self, obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """The ClusterClass of the stream that a Cluster of the stream uses, or None."""
+        key = self.cluster_key(obj)
+        klass = self.cluster_classes.get(key) if key is not None else None
+        return self.class_objects.get(klass) if klass is not None else None
+
+    def template(self, ref: RefKey) -> Mapping[str, Any] | None:
+        """A kubeadm template of the stream that a reference names (as ``class_of`` pairs
+        a template and a class: the same namespace, or either side without one)."""
+        kind, namespace, name = ref
+        for key in (ref, (kind, "", name)):
+            if key in self.templates:
+                return self.templates[key]
+        if not namespace:
+            for (t_kind, _, t_name), found in self.templates.items():
+                if (t_kind, t_name) == (kind, name):
+                    return found
+        return None
 
     def class_of(self, obj: Mapping[str, Any]) -> ClassRef | None:
         """The ClusterClass of the stream that names ``obj`` as a template (whether or not
@@ -191,6 +234,9 @@ class ClusterIndex(Struct):
         """The networks of the clusters ``obj`` serves, and how they were matched."""
         namespace, name, labels = _meta(obj, self.namespace)
         kind = str(obj.get("kind") or "")
+        own = self.cluster_key(obj)
+        if own is not None:  # a Cluster object: its own networks, whatever its labels say
+            return [self.clusters[own]], "the Cluster itself"
         label = _text(labels.get(CLUSTER_NAME_LABEL))
         if label is not None:
             net = self.clusters.get(_cluster_key(self.clusters, namespace, label))
@@ -301,6 +347,8 @@ def discover(
     machine_sets: list[tuple[Key, RefKey, str]] = []
     classes: dict[Key, tuple[list[RefKey], str | None]] = {}
     named_by_class: dict[RefKey, ClassRef] = {}
+    class_objects: dict[Key, Mapping[str, Any]] = {}
+    templates: dict[RefKey, Mapping[str, Any]] = {}
     for obj in objects:
         namespace, name, _ = _meta(obj, default)
         kind = str(obj.get("kind") or "")
@@ -317,12 +365,20 @@ def discover(
                 machine_sets.append(((namespace, owner), ref, _label(kind, (namespace, name))))
         elif _is_capi(obj, "ClusterClass"):
             classes[(namespace, name)] = _class_refs(obj, namespace)
+            class_objects[(namespace, name)] = obj
             named = ClassRef(_label("ClusterClass", (namespace, name)), context_of(obj))
             for ref in classes[(namespace, name)][0]:
                 named_by_class.setdefault(ref, named)
         else:
+            if kind in TEMPLATE_KINDS:
+                templates.setdefault((kind, namespace, name), obj)
             others.setdefault((kind, namespace, name), []).append(obj)
-    index = ClusterIndex(named_by_class=named_by_class, namespace=default)
+    index = ClusterIndex(
+        named_by_class=named_by_class,
+        namespace=default,
+        class_objects=class_objects,
+        templates=templates,
+    )
 
     def refer(ref: RefKey, cluster: Key, by: str) -> None:
         index.referenced_by.setdefault(ref, {})[cluster] = by
@@ -340,6 +396,7 @@ def discover(
             refer(cluster.control_plane, cluster.key, by)
         if cluster.klass is not None:
             index.class_users.setdefault(cluster.klass, set()).add(cluster.key)
+            index.cluster_classes[cluster.key] = cluster.klass
             for ref in classes.get(cluster.klass, ([], None))[0]:
                 refer(ref, cluster.key, f"ClusterClass {cluster.klass[1]} of {by}")
     for (owner_namespace, owner), ref, by in machine_sets:
@@ -526,6 +583,10 @@ def discover_stream(segments: Iterable[Segment], namespace: str | None = None) -
     ``namespace`` is that of the documents without one (--namespace)."""
     objects: list[Mapping[str, Any]] = []
     contexts: dict[int, DocumentContext] = {}
+    # the kubeadm templates: read only when a ClusterClass is in the stream (they matter
+    # to its own patch only, and most streams have none)
+    templates: list[tuple[Segment, int]] = []
+    classes = False
     index = 0
     for segment in segments:
         content = segment.has_content()
@@ -542,14 +603,32 @@ def discover_stream(segments: Iterable[Segment], namespace: str | None = None) -
             and not kind.endswith("Cluster")
         ):
             continue
-        docs = load_documents(segment.text)
-        if docs is None:
-            continue  # reported by the main pass when it is a target
-        for doc in docs:
-            for _, obj in walk_objects(doc):
-                objects.append(obj)
-                contexts[id(obj)] = _context(segment, index, obj)
+        if kind in TEMPLATE_KINDS:
+            templates.append((segment, index))
+            continue
+        classes |= _read_into(segment, index, objects, contexts)
+    if classes:
+        for segment, at in templates:
+            _read_into(segment, at, objects, contexts)
     return discover(objects, lambda obj: contexts.get(id(obj)), namespace)
+
+
+def _read_into(
+    segment: Segment,
+    index: int,
+    objects: list[Mapping[str, Any]],
+    contexts: dict[int, DocumentContext],
+) -> bool:
+    """Add the objects of a segment (none when it does not parse: the main pass reports
+    it when it is a target); whether one of them is a ClusterClass."""
+    docs = load_documents(segment.text)
+    found = False
+    for doc in docs or []:
+        for _, obj in walk_objects(doc):
+            objects.append(obj)
+            contexts[id(obj)] = _context(segment, index, obj)
+            found |= _is_capi(obj, "ClusterClass")
+    return found
 
 
 class ServiceRef(FrozenStruct):

@@ -32,6 +32,7 @@ WORKLOADS = "workloads"  # the scope of the objects that run in the cluster
 NODES = "nodes"  # the scope of the objects that configure a cluster's nodes
 # the node objects whose exports kubeadm copies into the static pods of a control plane
 CONTROL_PLANE_GROUP = "controlplane.cluster.x-k8s.io"
+CAPI_GROUP = "cluster.x-k8s.io"
 CONTROL_PLANE_KINDS = frozenset({"KubeadmControlPlane", "KubeadmControlPlaneTemplate"})
 
 
@@ -44,6 +45,8 @@ class ObjectEnv(FrozenStruct):
     # the ClusterClass of the stream that names the object as a template (shared by all
     # the clusters of the class), when clusters are looked for
     shared_by: ClassRef | None = None
+    # the clusters of the stream and who uses what (None: clusters are not looked for)
+    index: ClusterIndex | None = None
     # whose settings the object gets: None, the run's (the workloads'); fleet.DEFAULTS,
     # the profile's defaults; else the index of the spec.clusters entry
     entry: int | None = None
@@ -156,7 +159,20 @@ class Environments:
             plain = self.defaults
             self._check_static_pods(obj, (), _no_proxy(plain.env), context, plain.config)
             return self._plain
-        networks, how = self.index.networks_for(obj)
+        shared = self.index.class_of(obj)
+        networks: Sequence[ClusterNetwork] = ()
+        how: str | None = None
+        if _is_cluster(obj) and self.index.topology_class(obj) is None:
+            # only a topology Cluster whose class is in the stream gets values (its
+            # variable's, nodes/topology.py): no NO_PROXY is made (or checked) for the others
+            return ObjectEnv(self.defaults.env, index=self.index, entry=fleet.DEFAULTS)
+        if shared is not None or _is_class(obj):
+            # shared by every cluster of a class: the profile's values, never one cluster's
+            # (each cluster's own arrive through the class's variable, nodes/classvars.py)
+            how = f"shared by {shared.label}" if shared else "a ClusterClass"
+            how += ": each cluster's values come from its variable"
+        else:
+            networks, how = self.index.networks_for(obj)
         key = tuple(dict.fromkeys(networks))
         matches = [entry.match for entry in self.entries]
         chosen = fleet.choose_one(matches, key, [entry.where for entry in self.entries])
@@ -169,7 +185,7 @@ class Environments:
         labels = tuple(net.label for net in key)
         if chosen != fleet.DEFAULTS:
             how = f"{how or 'matched'}; the settings of {entry.where}"
-        return ObjectEnv(env, labels, how, self.index.class_of(obj), chosen)
+        return ObjectEnv(env, labels, how, shared, self.index, chosen)
 
     def _check_static_pods(
         self,
@@ -228,6 +244,14 @@ class Environments:
         warning = size.large(value, about)
         if warning is not None:
             self.large[about] = warning
+
+
+def _is_class(obj: Mapping[str, Any]) -> bool:
+    return obj.get("kind") == "ClusterClass" and api_group(obj.get("apiVersion")) == CAPI_GROUP
+
+
+def _is_cluster(obj: Mapping[str, Any]) -> bool:
+    return obj.get("kind") == "Cluster" and api_group(obj.get("apiVersion")) == CAPI_GROUP
 
 
 def _no_proxy(env: Env) -> str:

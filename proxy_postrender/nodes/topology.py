@@ -1,0 +1,96 @@
+"""Each topology Cluster's value of its ClusterClass's variable (nodes/classvars.py).
+
+A ``cluster.x-k8s.io`` Cluster whose ``spec.topology`` uses a ClusterClass of the stream
+that gets the variable ``proxyPostrender`` gets, in ``spec.topology.variables``, the
+values of its own nodes: the proxies and the NO_PROXY that the variables it is given
+(``found.env``, its own networks) say, never the profile read here. Clusters whose class
+is not in the stream are left alone (``--remove`` still takes out a recorded value).
+What the tool added is recorded in
+``proxy-postrender.io/node-bootstrap`` (``variable=STATE``: what the list was before),
+so that a second run changes nothing and ``--remove`` gives the input back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from proxy_postrender import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
+
+from proxy_postrender.errors import InputError
+from proxy_postrender.nodes import classvars, kubeadm
+from proxy_postrender.nodes.kubeadm import NodePlan, NodeSettings
+from proxy_postrender.noproxy.environments import ObjectEnv
+from proxy_postrender.objects import Path, dig
+from proxy_postrender.record import Record
+from proxy_postrender.targets import Target
+
+
+def _recorded(record: Record) -> str | None:
+    """The state the record gives the list (None: nothing of the tool's); strict."""
+    state = None
+    for entry in record.entries:
+        key, _, value = entry.partition("=")
+        if key != "variable" or value not in ("absent", "null", "empty", "listed") or state:
+            raise InputError(f"annotation {kubeadm.ANNOTATION} is malformed near {entry!r}")
+        state = value
+    return state
+
+
+def _wanted(
+    obj: Mapping[str, Any], found: ObjectEnv, settings: NodeSettings | None
+) -> dict[str, Any] | None:
+    """The Cluster's variable entry (None: it gets none)."""
+    index = found.index
+    if settings is None or index is None or not classvars.applies(settings, found.env):
+        return None
+    klass = index.topology_class(obj)
+    if klass is None or not classvars.slots(klass, index):
+        return None
+    if settings.forbid_inline_password:
+        raise InputError(
+            "spec.credentials.secretRef keeps the proxy password out of the workloads, but "
+            "spec.nodes.credentials: inline (the default) would write it in clear into this "
+            f"object's node bootstrap (its variable {classvars.VARIABLE}): set "
+            "spec.nodes.credentials: secret (or spec.nodes.enabled: false)"
+        )
+    value = classvars.value_of(found.env, "the values of this Cluster's nodes")
+    return {"name": classvars.VARIABLE, "value": value}
+
+
+def plan(
+    obj: Mapping[str, Any],
+    base: Path,
+    target: Target,
+    found: ObjectEnv,
+    settings: NodeSettings | None,
+) -> NodePlan | None:
+    """The Cluster's entry in ``spec.topology.variables`` (None: not one to change)."""
+    index = found.index
+    if found.env and (index is None or index.topology_class(obj) is None):
+        return None  # its class is not in the stream: left alone (removal takes it out)
+    record = Record.read(obj, kubeadm.ANNOTATION)
+    state = _recorded(record)
+    wanted = _wanted(obj, found, settings)
+    if wanted is None and state is None:
+        return None
+    topology = dig(obj, "spec", "topology")
+    if not isinstance(topology, Mapping):
+        raise InputError("spec.topology is not a mapping")
+    result = NodePlan.for_env(found)
+    ops, now = classvars.plan_entry(
+        topology,
+        (*base, "spec", "topology"),
+        "variables",
+        classvars.VARIABLE,
+        state,
+        wanted,
+        where="spec.topology",
+    )
+    result.ops += ops
+    if wanted is not None:
+        result.notes.append(f"topology variable {classvars.VARIABLE}: its nodes' own values")
+    result.ops += record.ops(obj, base, [] if now is None else [f"variable={now}"])
+    return result
