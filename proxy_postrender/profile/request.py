@@ -20,7 +20,15 @@ def to_request(
     """The request of ``loaded`` (``remove``: take out everything the tool injected;
     ``forbid_plaintext`` and ``strict`` as the command line asks, or the profile);
     ``cluster`` (``--cluster [NS/]NAME``): the workloads run in that cluster, and get the
-    first entry that names it (the defaults when none does, which is reported)."""
+    first entry that names it (the defaults when none does, which is reported).
+
+    ``forbidPlaintext`` guards the run's whole output, whichever entry wrote a part of
+    it: set in the defaults or in any entry, it holds for every request of the run."""
+    forbid_plaintext = (
+        forbid_plaintext
+        or loaded.credentials.forbid_plaintext
+        or any(entry.profile.credentials.forbid_plaintext for entry in loaded.entries())
+    )
     rules = tuple(
         ClusterRule(
             entry.where,

@@ -1,0 +1,72 @@
+"""Per-cluster entries (spec.clusters[]) as an attacker and a new user try them: the
+password gate over every entry, --cluster that could mean two entries, and the node
+Secrets of the entries on a second run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.helpers import GOLDEN, run_cli
+
+CASE = GOLDEN / "fleet-entries"
+PROFILE = CASE / "profile.yaml"
+INPUT = (CASE / "input.yaml").read_bytes()
+SECRET = "Sup3r-S3cret"
+DEPLOYMENT = b"""apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  template:
+    spec:
+      containers:
+      - name: web
+        image: nginx
+"""
+HEAD = """apiVersion: proxy-postrender.io/v1alpha1
+kind: ProxyProfile
+metadata: {name: fleet}
+spec:
+  httpProxy: http://proxy.corp.example:3128
+"""
+ENV = {"MUNICH_USER": "bob", "MUNICH_PASSWORD": SECRET}
+
+
+def _write(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "profile.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+def test_the_defaults_forbid_plaintext_holds_for_the_entry_cluster_chooses(
+    tmp_path: Path,
+) -> None:
+    # the entry replaces spec.credentials: the defaults' gate must not go with it
+    profile = _write(
+        tmp_path,
+        HEAD + "  credentials:\n    forbidPlaintext: true\n  clusters:\n"
+        "    - match: {names: [fleet/edge-1]}\n"
+        "      httpProxy: http://proxy.munich.corp.example:3128\n"
+        "      credentials:\n        fromEnv: {user: MUNICH_USER, password: MUNICH_PASSWORD}\n",
+    )
+    proc = run_cli([profile, "--cluster", "fleet/edge-1"], DEPLOYMENT, env=ENV)
+    assert proc.returncode == 1, proc.stdout
+    assert proc.stdout == b""
+    assert "password in clear" in proc.stderr.decode()
+    assert SECRET not in proc.stderr.decode()
+
+
+def test_an_entry_s_forbid_plaintext_holds_for_the_nodes_it_is_chosen_for(
+    tmp_path: Path,
+) -> None:
+    profile = _write(
+        tmp_path,
+        HEAD + "  clusters:\n    - match: {names: [fleet/edge-1]}\n"
+        "      httpProxy: http://proxy.munich.corp.example:3128\n"
+        "      credentials:\n        fromEnv: {user: MUNICH_USER, password: MUNICH_PASSWORD}\n"
+        "        forbidPlaintext: true\n",
+    )
+    proc = run_cli([profile], INPUT, env=ENV)
+    assert proc.returncode == 1, proc.stdout
+    assert proc.stdout == b""
+    assert "password in clear" in proc.stderr.decode()
