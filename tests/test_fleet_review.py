@@ -70,3 +70,37 @@ def test_an_entry_s_forbid_plaintext_holds_for_the_nodes_it_is_chosen_for(
     assert proc.returncode == 1, proc.stdout
     assert proc.stdout == b""
     assert "password in clear" in proc.stderr.decode()
+
+
+def _secret_mode(tmp_path: Path) -> str:
+    """The golden fleet profile in secret mode, each entry with its own Secret."""
+    text = (
+        PROFILE.read_text()
+        .replace(
+            "      noProxy: [registry.munich.corp.example]       # added to spec.noProxy\n",
+            "      noProxy: [registry.munich.corp.example]\n"
+            "      nodes: {secretName: munich-proxy}\n",
+        )
+        .replace(
+            "      httpsProxy: http://proxy.paris.corp.example:3128\n",
+            "      httpsProxy: http://proxy.paris.corp.example:3128\n"
+            "      nodes: {secretName: paris-proxy}\n",
+        )
+        + "  nodes:\n    credentials: secret\n    secretName: corp-proxy\n"
+    )
+    return _write(tmp_path, text)
+
+
+def test_entries_node_secrets_are_made_anew_on_a_second_run(tmp_path: Path) -> None:
+    profile = _secret_mode(tmp_path)
+    once = run_cli([profile], INPUT)
+    assert once.returncode == 0, once.stderr
+    assert once.stdout.count(b"kind: Secret") == 3
+    twice = run_cli([profile], once.stdout)
+    assert twice.returncode == 0, twice.stderr
+    assert twice.stdout == once.stdout
+    chosen = run_cli([profile, "--cluster", "fleet/edge-1"], once.stdout)
+    assert chosen.returncode == 0, chosen.stderr
+    assert chosen.stdout == once.stdout
+    removed = run_cli([profile, "--remove"], once.stdout)
+    assert removed.stdout == INPUT
