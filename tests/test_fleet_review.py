@@ -104,3 +104,38 @@ def test_entries_node_secrets_are_made_anew_on_a_second_run(tmp_path: Path) -> N
     assert chosen.stdout == once.stdout
     removed = run_cli([profile, "--remove"], once.stdout)
     assert removed.stdout == INPUT
+
+
+TWO_NAMESPACES = HEAD + (
+    "  clusters:\n"
+    "    - match: {names: [site-a/edge]}\n      httpProxy: http://proxy.a.example:3128\n"
+    "    - match: {names: [site-b/edge]}\n      httpProxy: http://proxy.b.example:3128\n"
+    "      noProxy: [registry.b.example]\n"
+)
+
+
+def test_a_cluster_name_two_entries_name_in_other_namespaces_is_refused(
+    tmp_path: Path,
+) -> None:
+    profile = _write(tmp_path, TWO_NAMESPACES)
+    proc = run_cli([profile, "--cluster", "edge"], DEPLOYMENT)
+    assert proc.returncode == 2, proc.stdout
+    assert proc.stdout == b""
+    said = "spec.clusters[0] and spec.clusters[1] name a Cluster edge in different namespaces"
+    assert said in proc.stderr.decode()
+    named = run_cli([profile, "--cluster", "site-b/edge"], DEPLOYMENT)
+    assert named.returncode == 0, named.stderr
+    assert b"http://proxy.b.example:3128" in named.stdout
+    assert b"proxy.a.example" not in named.stdout
+    shown = run_cli(["noproxy", profile, "--cluster", "edge"])
+    assert shown.returncode == 2
+    assert said in shown.stderr.decode()
+
+
+def test_a_cluster_name_is_not_ambiguous_when_an_entry_names_it_everywhere_first(
+    tmp_path: Path,
+) -> None:
+    text = TWO_NAMESPACES.replace("[site-a/edge]", "[edge]")
+    proc = run_cli([_write(tmp_path, text), "--cluster", "edge"], DEPLOYMENT)
+    assert proc.returncode == 0, proc.stderr
+    assert b"http://proxy.a.example:3128" in proc.stdout

@@ -53,6 +53,32 @@ class ClusterMatch(FrozenStruct):
         )
 
 
+def named_by(matches: Sequence[ClusterMatch], cluster: str) -> list[int]:
+    """The entries ``--cluster [NS/]NAME`` may mean, the one it gets first: the first
+    entry that names it; for a NAME without a namespace, also each later entry that
+    names NAME in another namespace, up to one that names it in every namespace (the
+    Cluster may be in any of them)."""
+    namespace, _, name = cluster.rpartition("/")
+    found = []
+    for index, match in enumerate(matches):
+        if match.names_cluster(cluster):
+            found.append(index)
+            if namespace or name in match.names:
+                break
+    return found
+
+
+def ambiguous(cluster: str, where: Sequence[str], candidates: Sequence[int]) -> str:
+    """The message of a ``--cluster`` NAME that entries of different settings name in
+    different namespaces (``candidates``: those entries, from :func:`named_by`)."""
+    name = cluster.rpartition("/")[2]
+    return (
+        f"--cluster {cluster}: {' and '.join(where[i] for i in candidates)} name a Cluster "
+        f"{name} in different namespaces, with different settings: say which one "
+        f"(--cluster NAMESPACE/{name})"
+    )
+
+
 def _named(given: str, namespace: str, name: str) -> bool:
     """Whether ``given`` (``[NS/]NAME``) names the Cluster ``namespace``/``name``."""
     space, _, bare = given.rpartition("/")

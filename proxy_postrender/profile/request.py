@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from proxy_postrender.fields.setters import FieldSettings
+from proxy_postrender.errors import UsageError
+from proxy_postrender.noproxy import fleet
 from proxy_postrender.noproxy.fleet import UNKNOWN_CODE
 from proxy_postrender.profile.records import Profile
 from proxy_postrender.request import ClusterRule, CredentialSecret, Request
@@ -42,9 +44,11 @@ def to_request(
     defaults = replace(_request(loaded, remove, forbid_plaintext, strict), clusters=rules)
     if cluster is None:
         return defaults
-    chosen = [rule for rule in rules if rule.match.names_cluster(cluster)]
+    chosen = fleet.named_by([rule.match for rule in rules], cluster)
+    if any(rules[i].request != rules[chosen[0]].request for i in chosen):
+        raise UsageError(fleet.ambiguous(cluster, [rule.where for rule in rules], chosen))
     if chosen:
-        return replace(chosen[0].request, clusters=rules, defaults=defaults)
+        return replace(rules[chosen[0]].request, clusters=rules, defaults=defaults)
     return replace(defaults, findings=((UNKNOWN_CODE, _unknown(cluster, rules)),))
 
 
