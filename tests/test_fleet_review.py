@@ -139,3 +139,25 @@ def test_a_cluster_name_is_not_ambiguous_when_an_entry_names_it_everywhere_first
     proc = run_cli([_write(tmp_path, text), "--cluster", "edge"], DEPLOYMENT)
     assert proc.returncode == 0, proc.stderr
     assert b"http://proxy.a.example:3128" in proc.stdout
+
+
+def test_a_template_of_two_clusters_whose_entries_have_the_same_settings_is_changed(
+    tmp_path: Path,
+) -> None:
+    # one entry per cluster, the same proxy for both: nothing differs, nothing to refuse
+    shared = (GOLDEN / "err-fleet-shared-template" / "input.yaml").read_bytes()
+    text = HEAD + "  clusters:\n" + "".join(
+        f"    - match: {{names: [fleet/{name}]}}\n"
+        "      httpProxy: http://proxy.munich.corp.example:3128\n"
+        for name in ("edge-1", "edge-2")
+    )
+    proc = run_cli([_write(tmp_path, text)], shared)
+    assert proc.returncode == 0, proc.stderr
+    assert b"export HTTP_PROXY=http://proxy.munich.corp.example:3128" in proc.stdout
+    assert b"proxy.corp.example" not in proc.stdout
+    # with other settings (a noProxy of its own) the second entry still differs: refused
+    refused = run_cli(
+        [_write(tmp_path, text + "      noProxy: [registry.munich.corp.example]\n")], shared
+    )
+    assert refused.returncode == 1
+    assert "per-cluster entries differ" in refused.stderr.decode()

@@ -99,12 +99,16 @@ def choose(matches: Sequence[ClusterMatch], net: ClusterNetwork) -> int:
 
 
 def choose_one(
-    matches: Sequence[ClusterMatch], nets: Sequence[ClusterNetwork], where: Sequence[str]
+    matches: Sequence[ClusterMatch],
+    nets: Sequence[ClusterNetwork],
+    where: Sequence[str],
+    same: Sequence[int] = (),
 ) -> int:
     """The entry of an object that serves the clusters of ``nets`` (``where``: how each
-    entry is named); an error when they choose different entries."""
+    entry is named; ``same``: per entry, the first entry with the same settings); an error
+    when they choose entries whose settings differ."""
     chosen = {net.label: choose(matches, net) for net in nets}
-    found = set(chosen.values())
+    found = {same[i] if 0 <= i < len(same) else i for i in chosen.values()}
     if len(found) <= 1:
         return found.pop() if found else DEFAULTS
     said = ", ".join(
