@@ -146,10 +146,14 @@ def test_a_template_of_two_clusters_whose_entries_have_the_same_settings_is_chan
 ) -> None:
     # one entry per cluster, the same proxy for both: nothing differs, nothing to refuse
     shared = (GOLDEN / "err-fleet-shared-template" / "input.yaml").read_bytes()
-    text = HEAD + "  clusters:\n" + "".join(
-        f"    - match: {{names: [fleet/{name}]}}\n"
-        "      httpProxy: http://proxy.munich.corp.example:3128\n"
-        for name in ("edge-1", "edge-2")
+    text = (
+        HEAD
+        + "  clusters:\n"
+        + "".join(
+            f"    - match: {{names: [fleet/{name}]}}\n"
+            "      httpProxy: http://proxy.munich.corp.example:3128\n"
+            for name in ("edge-1", "edge-2")
+        )
     )
     proc = run_cli([_write(tmp_path, text)], shared)
     assert proc.returncode == 0, proc.stderr

@@ -160,9 +160,9 @@ class Environments:
         networks, how = self.index.networks_for(obj)
         key = tuple(dict.fromkeys(networks))
         matches = [entry.match for entry in self.entries]
-        where = [entry.where for entry in self.entries]
+        named = [entry.where for entry in self.entries]
         same = [i if e.same < 0 else e.same for i, e in enumerate(self.entries)]
-        chosen = fleet.choose_one(matches, key, where, same)
+        chosen = fleet.choose_one(matches, key, named, same)
         entry = self.defaults if chosen == fleet.DEFAULTS else self.entries[chosen]
         if (chosen, key) not in self._cache:
             value = self.value(key, entry.config)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from proxy_postrender.fields.setters import FieldSettings
 from proxy_postrender.errors import UsageError
+from proxy_postrender.fields.setters import FieldSettings
 from proxy_postrender.noproxy import fleet
 from proxy_postrender.noproxy.fleet import UNKNOWN_CODE
 from proxy_postrender.profile.records import Profile
