@@ -41,6 +41,7 @@ from collections.abc import Iterable, Mapping
 from proxy_postrender import TYPE_CHECKING
 from proxy_postrender.errors import InputError
 from proxy_postrender.nodes.kubeadm import secret_data
+from proxy_postrender.noproxy.fleet import DEFAULTS
 from proxy_postrender.objects import GENERATED, annotations_of, walk_objects
 from proxy_postrender.pods.selection import CA_KEY
 from proxy_postrender.result import Earlier, Hook
@@ -355,12 +356,14 @@ def makes(request: Request, found: Earlier) -> bool:
     if request.removing:
         return True
     if found.made_by == NODE_BOOTSTRAP:
-        nodes = request.nodes
-        return (
+        # the defaults' and each spec.clusters entry's (its own nodes.secretName)
+        chosen = [request, request.entry(DEFAULTS), *(rule.request for rule in request.rules())]
+        return any(
             nodes is not None
             and nodes.credentials == "secret"
             and nodes.create_secret
             and nodes.secret_name in (None, found.name)
+            for nodes in (made.nodes for made in chosen)
         )
     if found.made_by == WORKLOAD_CREDENTIALS:
         secret = request.credential_secret

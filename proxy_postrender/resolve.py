@@ -53,9 +53,12 @@ def environments(
     """The variables of each scope of a run of ``request`` (``index``: the clusters of the
     stream; ``workloads``: the workloads' variables when a preset changed them)."""
     defaults = request.entry(fleet.DEFAULTS)
+    rules = request.rules()
+    # an object that serves the clusters of two entries with the same settings gets them
+    requests = [rule.request for rule in rules]
     entries = [
-        EntryEnv(rule.where, rule.match, rule.request.env, rule.request.no_proxy)
-        for rule in request.rules()
+        EntryEnv(rule.where, rule.match, rule.request.env, rule.request.no_proxy, same)
+        for rule, same in zip(rules, (requests.index(r.request) for r in rules), strict=True)
     ]
     chosen = None
     if defaults is not request:

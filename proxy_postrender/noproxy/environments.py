@@ -78,6 +78,7 @@ class EntryEnv(FrozenStruct):
     match: ClusterMatch
     env: Env
     config: NoProxyConfig | None
+    same: int = -1  # the first entry whose settings are the same (this one's index: -1)
 
 
 class Environments:
@@ -175,7 +176,9 @@ class Environments:
             networks, how = self.index.networks_for(obj)
         key = tuple(dict.fromkeys(networks))
         matches = [entry.match for entry in self.entries]
-        chosen = fleet.choose_one(matches, key, [entry.where for entry in self.entries])
+        named = [entry.where for entry in self.entries]
+        same = [i if e.same < 0 else e.same for i, e in enumerate(self.entries)]
+        chosen = fleet.choose_one(matches, key, named, same)
         entry = self.defaults if chosen == fleet.DEFAULTS else self.entries[chosen]
         if (chosen, key) not in self._cache:
             value = self.value(key, entry.config)

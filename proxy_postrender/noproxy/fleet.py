@@ -53,6 +53,32 @@ class ClusterMatch(FrozenStruct):
         )
 
 
+def named_by(matches: Sequence[ClusterMatch], cluster: str) -> list[int]:
+    """The entries ``--cluster [NS/]NAME`` may mean, the one it gets first: the first
+    entry that names it; for a NAME without a namespace, also each later entry that
+    names NAME in another namespace, up to one that names it in every namespace (the
+    Cluster may be in any of them)."""
+    namespace, _, name = cluster.rpartition("/")
+    found = []
+    for index, match in enumerate(matches):
+        if match.names_cluster(cluster):
+            found.append(index)
+            if namespace or name in match.names:
+                break
+    return found
+
+
+def ambiguous(cluster: str, where: Sequence[str], candidates: Sequence[int]) -> str:
+    """The message of a ``--cluster`` NAME that entries of different settings name in
+    different namespaces (``candidates``: those entries, from :func:`named_by`)."""
+    name = cluster.rpartition("/")[2]
+    return (
+        f"--cluster {cluster}: {' and '.join(where[i] for i in candidates)} name a Cluster "
+        f"{name} in different namespaces, with different settings: say which one "
+        f"(--cluster NAMESPACE/{name})"
+    )
+
+
 def _named(given: str, namespace: str, name: str) -> bool:
     """Whether ``given`` (``[NS/]NAME``) names the Cluster ``namespace``/``name``."""
     space, _, bare = given.rpartition("/")
@@ -73,12 +99,16 @@ def choose(matches: Sequence[ClusterMatch], net: ClusterNetwork) -> int:
 
 
 def choose_one(
-    matches: Sequence[ClusterMatch], nets: Sequence[ClusterNetwork], where: Sequence[str]
+    matches: Sequence[ClusterMatch],
+    nets: Sequence[ClusterNetwork],
+    where: Sequence[str],
+    same: Sequence[int] = (),
 ) -> int:
     """The entry of an object that serves the clusters of ``nets`` (``where``: how each
-    entry is named); an error when they choose different entries."""
+    entry is named; ``same``: per entry, the first entry with the same settings); an error
+    when they choose entries whose settings differ."""
     chosen = {net.label: choose(matches, net) for net in nets}
-    found = set(chosen.values())
+    found = {same[i] if 0 <= i < len(same) else i for i in chosen.values()}
     if len(found) <= 1:
         return found.pop() if found else DEFAULTS
     said = ", ".join(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from proxy_postrender.errors import UsageError
 from proxy_postrender.fields.setters import FieldSettings
+from proxy_postrender.noproxy import fleet
 from proxy_postrender.noproxy.fleet import UNKNOWN_CODE
 from proxy_postrender.profile.records import Profile
 from proxy_postrender.request import ClusterRule, CredentialSecret, Request
@@ -20,7 +22,15 @@ def to_request(
     """The request of ``loaded`` (``remove``: take out everything the tool injected;
     ``forbid_plaintext`` and ``strict`` as the command line asks, or the profile);
     ``cluster`` (``--cluster [NS/]NAME``): the workloads run in that cluster, and get the
-    first entry that names it (the defaults when none does, which is reported)."""
+    first entry that names it (the defaults when none does, which is reported).
+
+    ``forbidPlaintext`` guards the run's whole output, whichever entry wrote a part of
+    it: set in the defaults or in any entry, it holds for every request of the run."""
+    forbid_plaintext = (
+        forbid_plaintext
+        or loaded.credentials.forbid_plaintext
+        or any(entry.profile.credentials.forbid_plaintext for entry in loaded.entries())
+    )
     rules = tuple(
         ClusterRule(
             entry.where,
@@ -34,9 +44,11 @@ def to_request(
     defaults = replace(_request(loaded, remove, forbid_plaintext, strict), clusters=rules)
     if cluster is None:
         return defaults
-    chosen = [rule for rule in rules if rule.match.names_cluster(cluster)]
+    chosen = fleet.named_by([rule.match for rule in rules], cluster)
+    if any(rules[i].request != rules[chosen[0]].request for i in chosen):
+        raise UsageError(fleet.ambiguous(cluster, [rule.where for rule in rules], chosen))
     if chosen:
-        return replace(chosen[0].request, clusters=rules, defaults=defaults)
+        return replace(rules[chosen[0]].request, clusters=rules, defaults=defaults)
     return replace(defaults, findings=((UNKNOWN_CODE, _unknown(cluster, rules)),))
 
 

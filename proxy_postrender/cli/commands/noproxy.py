@@ -51,7 +51,14 @@ class _Settings:
         """The first entry whose match.names name ``cluster`` (--cluster)."""
         if cluster is None:
             return None
-        return next((e for e in self.entries if e.match.names_cluster(cluster)), None)
+        from proxy_postrender.noproxy import fleet
+
+        entries = self.entries
+        chosen = fleet.named_by([entry.match for entry in entries], cluster)
+        configs = {entries[i].profile.no_proxy_config for i in chosen}
+        if len(configs) > 1:
+            raise UsageError(fleet.ambiguous(cluster, [e.where for e in entries], chosen))
+        return entries[chosen[0]] if chosen else None
 
 
 def _settings(
