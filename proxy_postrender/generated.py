@@ -200,8 +200,9 @@ def _node_secrets(result: Result, request: Request) -> list[Made]:
             where = f"{ref.namespace}/" if ref.namespace else ""
             raise InputError(
                 f"the Secret {where}{ref.name} would need two contents: objects of clusters "
-                "with different NO_PROXY values share it; label them with "
-                "cluster.x-k8s.io/cluster-name or drop spec.nodes.secretName",
+                "with different proxy values (proxies or NO_PROXY) share it; label them with "
+                "cluster.x-k8s.io/cluster-name, or give their clusters different Secret names "
+                "(spec.nodes.secretName, spec.clusters[].nodes.secretName) or none",
                 report.context,
             )
         if key in made:

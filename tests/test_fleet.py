@@ -363,3 +363,56 @@ def test_noproxy_explain_cluster_without_a_stream_shows_the_entry_it_names() -> 
     )
     assert check.returncode == 0, check.stderr
     assert "direct" in check.stdout.decode()
+
+
+def test_an_entry_for_a_cluster_rendered_without_its_namespace_says_to_pass_it() -> None:
+    text = INPUT.replace("  namespace: fleet\n", "")
+    proc = run_cli([str(PROFILE), "--report"], text.encode())
+    assert "Cluster edge-1 has no namespace in the stream: pass --namespace fleet" in (
+        proc.stderr.decode()
+    )
+    placed = run_cli([str(PROFILE), "--namespace", "fleet"], text.encode())
+    out = _by_name(placed.stdout.decode())
+    assert _exports(out["edge-1-control-plane"]["spec"]["kubeadmConfigSpec"])["HTTP_PROXY"] == (
+        MUNICH
+    )
+
+
+def test_an_entry_with_another_proxy_does_not_borrow_the_defaults_user(tmp_path: Path) -> None:
+    text = PROFILE.read_text().replace(
+        "  noProxy: [internal.corp.example]\n",
+        "  noProxy: [internal.corp.example]\n  credentials:\n    fromEnv: {user: PU, password: PP}\n",
+    )
+    path = tmp_path / "profile.yaml"
+    path.write_text(text)
+    env = {"PU": "corp-user", "PP": "corp-Passw0rd"}
+    proc = run_cli([str(path)], INPUT.encode(), env=env)
+    assert proc.returncode == 2
+    assert "spec.clusters[0]: gives its own httpProxy and httpsProxy but would keep " in (
+        proc.stderr.decode()
+    )
+    fixed = text.replace(
+        "      noProxy: [registry.munich.corp.example]",
+        "      noProxy: [registry.munich.corp.example]\n      credentials: {}",
+    ).replace(
+        f"      httpsProxy: {PARIS}\n", f"      httpsProxy: {PARIS}\n      credentials: {{}}\n"
+    )
+    path.write_text(fixed)
+    ok = run_cli([str(path)], INPUT.encode(), env=env)
+    assert ok.returncode == 0, ok.stderr
+    out = _by_name(ok.stdout.decode())
+    assert _exports(out["edge-1-control-plane"]["spec"]["kubeadmConfigSpec"])["HTTP_PROXY"] == (
+        MUNICH
+    )
+    central = _exports(out["central-workers"]["spec"]["template"]["spec"])["HTTP_PROXY"]
+    assert central == "http://corp-user:corp-Passw0rd@proxy.corp.example:3128"
+
+
+def test_an_entry_s_bad_field_is_named_as_written(tmp_path: Path) -> None:
+    text = PROFILE.read_text().replace(f"httpProxy: {PARIS}", "httpProxy: http://paris:99999")
+    path = tmp_path / "profile.yaml"
+    path.write_text(text)
+    proc = run_cli([str(path)], INPUT.encode())
+    assert "(fleet): spec.clusters[1].httpProxy: proxy URL 'http://paris:99999': invalid port" in (
+        proc.stderr.decode()
+    )

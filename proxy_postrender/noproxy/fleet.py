@@ -163,6 +163,20 @@ def unmatched(
         ):
             found.append(
                 f"{where[index]} matches none of the {len(clusters)} Clusters of the stream "
-                "(a typo in its names or labels?)"
+                f"({_why_unmatched(match, clusters)})"
             )
     return found
+
+
+def _why_unmatched(match: ClusterMatch, clusters: Sequence[ClusterNetwork]) -> str:
+    """A hint: a Cluster the entry names by NS/NAME that has no namespace in the stream
+    (a chart's usual render) needs --namespace; anything else may be a typo."""
+    bare = {net.cluster[1] for net in clusters if net.cluster is not None and not net.cluster[0]}
+    for given in match.names:
+        namespace, _, name = given.rpartition("/")
+        if namespace and name in bare:
+            return (
+                f"Cluster {name} has no namespace in the stream: pass --namespace {namespace} "
+                "(the namespace it is applied to)"
+            )
+    return "a typo in its names or labels?"

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from proxy_postrender import TYPE_CHECKING
+from proxy_postrender.errors import ProfileError
 from proxy_postrender.noproxy.fleet import ClusterMatch
 from proxy_postrender.profile import build as builders
 from proxy_postrender.profile.records import ClusterEntry
@@ -51,7 +52,11 @@ def entries(
             if isinstance(before.get(key), str) and "${" not in before[key]
         }
         match = values["match"]
-        profile = build(_merged(fields, entry), f"{origin} {where}", inline)
+        _no_borrowed_user(fields, entry, f"{origin}: {where}")
+        try:
+            profile = build(_merged(fields, entry), f"{origin} {where}", inline)
+        except ProfileError as exc:  # name the entry's field, not the defaults'
+            raise ProfileError(_renamed(str(exc), f"{origin} {where}", origin, where)) from None
         if values["noProxy"]:  # after spec.noProxy, named by where it was written
             added = ((f"{where}.noProxy", values["noProxy"]),)
             profile = replace(
@@ -71,3 +76,31 @@ def _merged(fields: Mapping[str, Any], entry: Mapping[str, Any]) -> dict[str, An
     if secret_name is not None:
         merged["nodes"] = {**(fields.get("nodes") or {}), "secretName": secret_name}
     return merged
+
+
+def _no_borrowed_user(fields: Mapping[str, Any], entry: Mapping[str, Any], where: str) -> None:
+    """Refuse an entry that gives another proxy but keeps the defaults' fromEnv: the
+    defaults' user and password would be sent to that proxy."""
+    credentials = fields.get("credentials")
+    if "credentials" in entry or not isinstance(credentials, Mapping):
+        return
+    if credentials.get("fromEnv") is None:
+        return
+    given = [key for key in ("httpProxy", "httpsProxy") if key in entry]
+    if given:
+        raise ProfileError(
+            f"{where}: gives its own {' and '.join(given)} but would keep "
+            "spec.credentials.fromEnv, sending the defaults' user and password to that "
+            "proxy; give the entry its own credentials (credentials: {} for none)"
+        )
+
+
+def _renamed(message: str, built_as: str, origin: str, where: str) -> str:
+    """A message about the entry's profile, its fields named by their place in the file:
+    ``ORIGIN spec.clusters[0]: spec.httpProxy: ...`` becomes ``ORIGIN: spec.clusters[0].httpProxy: ...``."""
+    prefix = f"{built_as}: spec."
+    if message.startswith(prefix):
+        return f"{origin}: {where}.{message[len(prefix) :]}"
+    if message.startswith(f"{built_as}: "):
+        return f"{origin}: {where}: {message[len(built_as) + 2 :]}"
+    return message
