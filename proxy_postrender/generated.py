@@ -202,7 +202,9 @@ def _node_secrets(result: Result, request: Request) -> list[Made]:
                 f"the Secret {where}{ref.name} would need two contents: objects of clusters "
                 "with different proxy values (proxies or NO_PROXY) share it; label them with "
                 "cluster.x-k8s.io/cluster-name, or give their clusters different Secret names "
-                "(spec.nodes.secretName, spec.clusters[].nodes.secretName) or none",
+                "(spec.nodes.secretName, spec.clusters[].nodes.secretName) or none; the "
+                "clusters of a ClusterClass in one namespace read one Secret: give a cluster "
+                "with other values its own namespace, or use inline credentials",
                 report.context,
             )
         if key in made:

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from proxy_postrender import TYPE_CHECKING, targets
 from proxy_postrender.fields import setters
 from proxy_postrender.nodes import clusterclass, kubeadm, topology
+from proxy_postrender.noproxy import fleet
 from proxy_postrender.noproxy.environments import NODES, WORKLOADS, ObjectEnv
 from proxy_postrender.objects import Path
 from proxy_postrender.pods import workloads
@@ -70,4 +71,8 @@ def plan(
     made = planner.plan(obj, base, target, chosen.found, settings)
     if isinstance(made, kubeadm.NodePlan):
         kubeadm.check_inline_password(made, chosen.request.nodes)
+    entry = chosen.found.entry
+    if target.planner == targets.TOPOLOGY and made is not None and entry is not None and entry >= 0:
+        defaults = request.entry(fleet.DEFAULTS).nodes
+        topology.check_entry(chosen.request.nodes, defaults, request.rules()[entry].where)
     return made

@@ -416,3 +416,87 @@ def test_an_entry_s_bad_field_is_named_as_written(tmp_path: Path) -> None:
     assert "(fleet): spec.clusters[1].httpProxy: proxy URL 'http://paris:99999': invalid port" in (
         proc.stderr.decode()
     )
+
+
+def _variable(doc: Mapping[str, Any]) -> Mapping[str, Any]:
+    (found,) = [v for v in doc["spec"]["topology"]["variables"] if v["name"] == "proxyPostrender"]
+    return found["value"]
+
+
+def test_a_cluster_class_s_clusters_get_their_entries_in_their_variables() -> None:
+    case = GOLDEN / "fleet-clusterclass"
+    proc = run_cli([str(case / "profile.yaml")], (case / "input.yaml").read_bytes())
+    assert proc.returncode == 0, proc.stderr
+    docs = _docs(proc.stdout.decode())
+    clusters = {d["metadata"]["name"]: d for d in docs if d["kind"] == "Cluster"}
+    munich, berlin = _variable(clusters["munich"]), _variable(clusters["berlin"])
+    assert munich["httpProxy"] == "http://proxy.munich.corp.example:3128"
+    assert "registry.munich.corp.example" in munich["noProxy"]
+    assert berlin["httpProxy"] == "http://proxy.berlin.corp.example:3128"
+    assert "registry.munich.corp.example" not in berlin["noProxy"]
+    (klass,) = [d for d in docs if d["kind"] == "ClusterClass"]
+    (variable,) = [v for v in klass["spec"]["variables"] if v["name"] == "proxyPostrender"]
+    default = variable["schema"]["openAPIV3Schema"]["default"]
+    assert default["httpProxy"] == CORP  # the defaults: no cluster's entry
+    # the class and its templates do not depend on which Clusters the stream holds
+    alone = [d for d in _docs((case / "input.yaml").read_text()) if d["kind"] != "Cluster"]
+    buffer = __import__("io").StringIO()
+    YAML().dump_all(alone, buffer)
+    without = run_cli([str(case / "profile.yaml")], buffer.getvalue().encode())
+    shared = {d["metadata"]["name"]: d for d in docs if d["kind"] != "Cluster"}
+    assert {d["metadata"]["name"]: d for d in _docs(without.stdout.decode())} == shared
+
+
+def test_secret_mode_gives_each_cluster_of_a_class_a_secret_in_its_namespace() -> None:
+    case = GOLDEN / "fleet-clusterclass-secret"
+    proc = run_cli([str(case / "profile.yaml")], (case / "input.yaml").read_bytes())
+    assert proc.returncode == 0, proc.stderr
+    secrets = {
+        d["metadata"]["namespace"]: d["stringData"]["proxy.env"]
+        for d in _docs(proc.stdout.decode())
+        if d["kind"] == "Secret"
+    }
+    assert "proxy.munich.corp.example" in secrets["fleet-munich"]
+    assert "proxy.berlin.corp.example" in secrets["fleet-berlin"]
+    assert "proxy.corp.example:3128" in secrets["fleet"]  # the class's own namespace
+    # two clusters of the class in one namespace with different values: refused
+    together = (case / "input.yaml").read_text().replace("fleet-berlin", "fleet-munich")
+    clash = run_cli([str(case / "profile.yaml")], together.encode())
+    assert clash.returncode == 1 and clash.stdout == b""
+    assert "the clusters of a ClusterClass in one namespace read one Secret" in (
+        clash.stderr.decode()
+    )
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        (
+            f"      caBundle:\n        file: {GOLDEN / 'ca-workloads' / 'corp-ca.pem'}\n",
+            "spec.clusters[1] gives this Cluster its own caBundle",
+        ),
+        (
+            "      nodes:\n        secretName: berlin-proxy\n",
+            "spec.clusters[1] gives this Cluster its own nodes.secretName",
+        ),
+    ],
+    ids=["ca", "secret-name"],
+)
+def test_what_a_class_cannot_carry_per_cluster_is_refused(
+    tmp_path: Path, extra: str, said: str
+) -> None:
+    case = GOLDEN / "fleet-clusterclass-secret"
+    path = tmp_path / "profile.yaml"
+    text = (
+        (case / "profile.yaml")
+        .read_text()
+        .replace(
+            "      httpsProxy: http://proxy.berlin.corp.example:3128\n",
+            "      httpsProxy: http://proxy.berlin.corp.example:3128\n" + extra,
+        )
+    )
+    path.write_text(text)
+    proc = run_cli([str(path)], (case / "input.yaml").read_bytes())
+    assert proc.returncode == 1 and proc.stdout == b""
+    assert "Cluster fleet-berlin/berlin" in proc.stderr.decode()
+    assert said in proc.stderr.decode()

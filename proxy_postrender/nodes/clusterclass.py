@@ -466,7 +466,8 @@ def plan(
     if secret is not None and entries:
         result.notes.append(
             f"the files come from Secret {secret.name}, which is not emitted for a ClusterClass: "
-            "create it in each cluster's namespace"
+            "the run emits it for its topology Clusters, in their namespaces; create it in the "
+            "namespaces of the other clusters"
         )
     owned_idents = {entry.partition("=")[0] for entry in entries}
     if now_empty & owned_idents:

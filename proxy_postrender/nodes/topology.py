@@ -24,6 +24,7 @@ from proxy_postrender.nodes import classvars, kubeadm
 from proxy_postrender.nodes.kubeadm import NodePlan, NodeSettings
 from proxy_postrender.noproxy.environments import ObjectEnv
 from proxy_postrender.objects import Path, dig
+from proxy_postrender.plans import SecretRef
 from proxy_postrender.record import Record
 from proxy_postrender.targets import Target
 
@@ -74,8 +75,9 @@ def plan(
     record = Record.read(obj, kubeadm.ANNOTATION)
     state = _recorded(record)
     wanted = _wanted(obj, found, settings)
+    secret = _node_secret(obj, found, settings)
     if wanted is None and state is None:
-        return None
+        return secret
     topology = dig(obj, "spec", "topology")
     if not isinstance(topology, Mapping):
         raise InputError("spec.topology is not a mapping")
@@ -93,4 +95,58 @@ def plan(
     if wanted is not None:
         result.notes.append(f"topology variable {classvars.VARIABLE}: its nodes' own values")
     result.ops += record.ops(obj, base, [] if now is None else [f"variable={now}"])
+    if secret is not None:  # secret mode now: the variable an earlier run set goes
+        result.secret, result.secret_env = secret.secret, secret.secret_env
+        result.notes += secret.notes
     return result
+
+
+def _node_secret(
+    obj: Mapping[str, Any], found: ObjectEnv, settings: NodeSettings | None
+) -> NodePlan | None:
+    """In secret mode, the Secret the nodes of a topology Cluster read (the class's
+    templates name ``spec.nodes.secretName``; each cluster's namespace holds one), with
+    this Cluster's values: emitted by the run, so that each cluster of the stream gets its
+    own values (two Clusters of one namespace with different values are refused when the
+    Secrets are made). None: not secret mode, or not a Cluster of a class of the stream."""
+    index = found.index
+    if (
+        settings is None
+        or settings.credentials != "secret"
+        or not settings.secret_name
+        or not found.env
+        or index is None
+        or index.topology_class(obj) is None
+    ):
+        return None
+    namespace = dig(obj, "metadata", "namespace")
+    name = dig(obj, "metadata", "name")
+    plan = NodePlan.for_env(found)
+    plan.secret = SecretRef(
+        settings.secret_name,
+        str(namespace) if namespace else None,
+        str(name) if name else None,
+    )
+    plan.secret_env = found.env
+    plan.notes.append(f"its nodes read Secret {settings.secret_name}, emitted with its own values")
+    return plan
+
+
+def check_entry(entry: NodeSettings | None, defaults: NodeSettings | None, where: str) -> None:
+    """Refuse a per-cluster entry whose node settings a ClusterClass cannot give one of its
+    clusters: its templates carry one CA and name one Secret (the defaults'); only the
+    proxies and NO_PROXY travel per cluster (the variable, or the Secret's content)."""
+    if entry is None or defaults is None:
+        return
+    if entry.ca_bundle != defaults.ca_bundle:
+        raise InputError(
+            f"{where} gives this Cluster its own caBundle, but its ClusterClass's templates "
+            "carry one CA for all its clusters (the defaults'): put the CA in spec.caBundle, "
+            "or give the cluster templates of its own"
+        )
+    if entry.credentials == "secret" and entry.secret_name != defaults.secret_name:
+        raise InputError(
+            f"{where} gives this Cluster its own nodes.secretName, but its ClusterClass's "
+            "templates name one Secret for all its clusters (spec.nodes.secretName); each "
+            "cluster's namespace holds its own copy: drop the entry's secretName"
+        )
