@@ -381,7 +381,8 @@ def test_an_entry_for_a_cluster_rendered_without_its_namespace_says_to_pass_it()
 def test_an_entry_with_another_proxy_does_not_borrow_the_defaults_user(tmp_path: Path) -> None:
     text = PROFILE.read_text().replace(
         "  noProxy: [internal.corp.example]\n",
-        "  noProxy: [internal.corp.example]\n  credentials:\n    fromEnv: {user: PU, password: PP}\n",
+        "  noProxy: [internal.corp.example]\n"
+        "  credentials:\n    fromEnv: {user: PU, password: PP}\n",
     )
     path = tmp_path / "profile.yaml"
     path.write_text(text)
@@ -420,7 +421,8 @@ def test_an_entry_s_bad_field_is_named_as_written(tmp_path: Path) -> None:
 
 def _variable(doc: Mapping[str, Any]) -> Mapping[str, Any]:
     (found,) = [v for v in doc["spec"]["topology"]["variables"] if v["name"] == "proxyPostrender"]
-    return found["value"]
+    value: Mapping[str, Any] = found["value"]
+    return value
 
 
 def test_a_cluster_class_s_clusters_get_their_entries_in_their_variables() -> None:

@@ -97,7 +97,8 @@ def _no_borrowed_user(fields: Mapping[str, Any], entry: Mapping[str, Any], where
 
 def _renamed(message: str, built_as: str, origin: str, where: str) -> str:
     """A message about the entry's profile, its fields named by their place in the file:
-    ``ORIGIN spec.clusters[0]: spec.httpProxy: ...`` becomes ``ORIGIN: spec.clusters[0].httpProxy: ...``."""
+    ``ORIGIN spec.clusters[0]: spec.httpProxy: ...`` becomes
+    ``ORIGIN: spec.clusters[0].httpProxy: ...``."""
     prefix = f"{built_as}: spec."
     if message.startswith(prefix):
         return f"{origin}: {where}.{message[len(prefix) :]}"
