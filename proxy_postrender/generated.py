@@ -194,7 +194,15 @@ def _node_secrets(result: Result, request: Request) -> list[Made]:
         return []
     made: dict[tuple[str | None, str], Made] = {}
     contents: dict[tuple[str | None, str], Iterable[tuple[str, str]]] = {}
-    for report, ref, env in result.node_secrets:
+    # a shared template's Secret (the defaults) only where no Cluster of the stream gives one
+    first = [item for item in result.node_secrets if not item[0].plan.node_secret_is_fallback()]
+    given = {(ref.namespace, ref.name) for _, ref, _ in first}
+    later = [
+        item
+        for item in result.node_secrets
+        if item[0].plan.node_secret_is_fallback() and (item[1].namespace, item[1].name) not in given
+    ]
+    for report, ref, env in [*first, *later]:
         key = (ref.namespace, ref.name)
         if contents.setdefault(key, env) != env:
             where = f"{ref.namespace}/" if ref.namespace else ""

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from proxy_postrender import TYPE_CHECKING, targets
+from proxy_postrender.errors import InputError
 from proxy_postrender.fields import setters
 from proxy_postrender.nodes import clusterclass, kubeadm, topology
 from proxy_postrender.noproxy import fleet
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from proxy_postrender.errors import DocumentContext
     from proxy_postrender.plans import Plan
     from proxy_postrender.request import Request
-    from proxy_postrender.resolve import Resolver
+    from proxy_postrender.resolve import ProxySettings, Resolver
     from proxy_postrender.targets import Target
 
 
@@ -71,8 +72,34 @@ def plan(
     made = planner.plan(obj, base, target, chosen.found, settings)
     if isinstance(made, kubeadm.NodePlan):
         kubeadm.check_inline_password(made, chosen.request.nodes)
+    if target.planner == targets.TOPOLOGY and isinstance(made, kubeadm.NodePlan):
+        _topology_cluster(made, obj, chosen, request, resolver, context)
+    return made
+
+
+def _topology_cluster(
+    made: kubeadm.NodePlan,
+    obj: Mapping[str, Any],
+    chosen: ProxySettings,
+    request: Request,
+    resolver: Resolver,
+    context: DocumentContext | None,
+) -> None:
+    """What a topology Cluster's plan needs from the other objects of the run: its entry
+    must be one its ClusterClass can carry, and in secret mode its Secret serves every
+    ClusterClass cluster of its namespace (their templates name one Secret)."""
     entry = chosen.found.entry
-    if target.planner == targets.TOPOLOGY and made is not None and entry is not None and entry >= 0:
+    if entry is not None and entry >= 0:
         defaults = request.entry(fleet.DEFAULTS).nodes
         topology.check_entry(chosen.request.nodes, defaults, request.rules()[entry].where)
-    return made
+    if made.secret is None:
+        return
+    try:
+        made.secret_env = resolver.resolve_class_neighbours(obj, context).env
+    except fleet.EntriesDiffer as exc:
+        raise InputError(
+            f"in secret mode the ClusterClass clusters of one namespace read one Secret "
+            f"({made.secret.name}), but those of this Cluster's namespace get different "
+            f"spec.clusters entries ({exc.said}): give them namespaces of their own, or use "
+            "inline credentials"
+        ) from None

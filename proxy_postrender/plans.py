@@ -39,3 +39,9 @@ class Plan(Struct):
     def node_secret(self) -> tuple[SecretRef, Env] | None:
         """The Secret the object's node bootstrap reads, and what it must hold."""
         return None
+
+    def node_secret_is_fallback(self) -> bool:
+        """Whether that Secret is made only when no other object of the run gives the same
+        Secret (a shared ClusterClass template's: the defaults, for clusters not in the
+        stream)."""
+        return False

@@ -88,6 +88,14 @@ class Resolver:
             return ProxySettings(run or self.request, found)
         return ProxySettings(self.request.entry(found.entry), found)
 
+    def resolve_class_neighbours(
+        self, obj: Mapping[str, Any], context: DocumentContext | None = None
+    ) -> ProxySettings:
+        """What the one Secret of the ClusterClass clusters in the namespace of the Cluster
+        ``obj`` holds (secret mode): their entry, with all their networks."""
+        found = self.envs.for_class_neighbours(obj, context)
+        return ProxySettings(self.request.entry(found.entry or fleet.DEFAULTS), found)
+
     def findings(self) -> list[tuple[str, str]]:
         """The coded warnings about the profile's entries and the stream's Clusters:
         entries that match none of them, Clusters two differing entries match, and what

@@ -321,8 +321,88 @@ def test_the_default_validates_against_the_variables_own_schema() -> None:
             jsonschema.validate({"httpProxy": bad}, schema)
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate({"noProxy": [bad]}, schema)
-    with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate({"other": "x"}, schema)
+    # Cluster API refuses a value's fields its schema does not declare (it prunes and
+    # fails on what pruning drops: cluster_variable_validation.go, validateUnknownFields)
+    assert _unknown_fields({"httpProxy": "http://p:1", "other": "x"}, schema) == ["other"]
+    assert _unknown_fields(schema["default"], schema) == []
+
+
+def _unknown_fields(value: Any, schema: Mapping[str, Any], where: str = "") -> list[str]:
+    """The fields of ``value`` that Cluster API's pruning would drop (no
+    x-kubernetes-preserve-unknown-fields in the tool's schema)."""
+    if not isinstance(value, Mapping):
+        return []
+    properties = schema.get("properties", {})
+    found = []
+    for key, item in value.items():
+        if key not in properties:
+            found.append(f"{where}{key}")
+        else:
+            found += _unknown_fields(item, properties[key], f"{where}{key}.")
+    return found
+
+
+# The fields of Cluster API's JSONSchemaProps (api/core/v1beta2/clusterclass_types.go at
+# ae7ff047, the commit of ../shared/capi-crds): a ClusterClass variable's schema that uses
+# any other key does not decode, and additionalProperties is a schema there, never a boolean.
+CAPI_SCHEMA_KEYS = frozenset(
+    [
+        "description",
+        "example",
+        "type",
+        "properties",
+        "additionalProperties",
+        "maxProperties",
+        "minProperties",
+        "required",
+        "items",
+        "maxItems",
+        "minItems",
+        "uniqueItems",
+        "format",
+        "maxLength",
+        "minLength",
+        "pattern",
+        "maximum",
+        "exclusiveMaximum",
+        "minimum",
+        "exclusiveMinimum",
+        "x-kubernetes-preserve-unknown-fields",
+        "enum",
+        "default",
+        "x-kubernetes-validations",
+        "x-metadata",
+        "x-kubernetes-int-or-string",
+        "allOf",
+        "oneOf",
+        "anyOf",
+        "not",
+    ]
+)
+
+
+def _schema_problems(schema: Mapping[str, Any], where: str = "openAPIV3Schema") -> list[str]:
+    """What Cluster API would refuse in a variable's schema: a key its JSONSchemaProps has
+    not, additionalProperties that is no schema or stands beside properties
+    (clusterclass_variable_validation.go)."""
+    found = [f"{where}.{key}" for key in schema if key not in CAPI_SCHEMA_KEYS]
+    extra = schema.get("additionalProperties")
+    if extra is not None and (not isinstance(extra, Mapping) or "properties" in schema):
+        found.append(f"{where}.additionalProperties")
+    for key, sub in (schema.get("properties") or {}).items():
+        found += _schema_problems(sub, f"{where}.properties.{key}")
+    if isinstance(schema.get("items"), Mapping):
+        found += _schema_problems(schema["items"], f"{where}.items")
+    return found
+
+
+def test_the_variable_s_schema_is_one_cluster_api_decodes_and_accepts() -> None:
+    for case in ("capi-clusterclass-topology", "fleet-clusterclass", "capi-clusterclass"):
+        docs = _docs((GOLDEN / case / "expected.yaml").read_text())
+        klass = next(d for d in docs if d["kind"] == "ClusterClass")
+        (definition,) = [v for v in klass["spec"]["variables"] if v["name"] == classvars.VARIABLE]
+        assert _schema_problems(definition["schema"]["openAPIV3Schema"]) == []
+    assert _schema_problems({"type": "object", "properties": {}, "additionalProperties": False})
 
 
 def test_a_value_the_schema_refuses_is_refused_by_the_tool() -> None:

@@ -327,7 +327,9 @@ def test_noproxy_shows_each_cluster_with_its_entry() -> None:
         ["noproxy", "--explain", "--cluster", "edge-2", str(PROFILE)],
         env={},
     )
-    assert explained.returncode == 2  # label-matched: only a stream can say it is edge-2's
+    # label-matched: only a stream can say it is edge-2's; without one, the defaults, said
+    assert explained.returncode == 0
+    assert "no spec.clusters entry names it" in explained.stdout.decode()
     with_stream = run_cli(
         [
             "noproxy",
@@ -465,7 +467,7 @@ def test_secret_mode_gives_each_cluster_of_a_class_a_secret_in_its_namespace() -
     together = (case / "input.yaml").read_text().replace("fleet-berlin", "fleet-munich")
     clash = run_cli([str(case / "profile.yaml")], together.encode())
     assert clash.returncode == 1 and clash.stdout == b""
-    assert "the clusters of a ClusterClass in one namespace read one Secret" in (
+    assert "in secret mode the ClusterClass clusters of one namespace read one Secret" in (
         clash.stderr.decode()
     )
 
@@ -502,3 +504,54 @@ def test_what_a_class_cannot_carry_per_cluster_is_refused(
     assert proc.returncode == 1 and proc.stdout == b""
     assert "Cluster fleet-berlin/berlin" in proc.stderr.decode()
     assert said in proc.stderr.decode()
+
+
+def test_secret_mode_clusters_of_a_class_in_one_namespace_share_one_secret(
+    tmp_path: Path,
+) -> None:
+    case = GOLDEN / "capi-clusterclass-topology"  # munich and berlin, both in fleet
+    path = tmp_path / "profile.yaml"
+    path.write_text(
+        (GOLDEN / "profile.yaml").read_text()
+        + "  nodes:\n    credentials: secret\n    secretName: site-proxy\n"
+    )
+    proc = run_cli([str(path)], (case / "input.yaml").read_bytes())
+    assert proc.returncode == 0, proc.stderr
+    (secret,) = [d for d in _docs(proc.stdout.decode()) if d["kind"] == "Secret"]
+    listed = secret["stringData"]["proxy.env"]
+    # one Secret for both: the networks of both clusters, whose nodes read it
+    assert "10.244.0.0/16" in listed and "192.168.0.0/16" in listed
+    assert secret["metadata"]["namespace"] == "fleet"
+
+
+def test_an_inline_password_in_an_entry_is_warned_about(tmp_path: Path) -> None:
+    path = tmp_path / "profile.yaml"
+    path.write_text(
+        PROFILE.read_text().replace(
+            f"httpProxy: {PARIS}", "httpProxy: http://svc:Inl1ne-Pw@proxy.paris.corp.example:3128"
+        )
+    )
+    proc = run_cli([str(path), "--report"], INPUT.encode())
+    assert proc.returncode == 0, proc.stderr
+    report = proc.stderr.decode()
+    assert "spec.clusters[1]: spec.httpProxy holds its credentials inline in the profile" in report
+    assert "Inl1ne-Pw" not in report
+
+
+def test_noproxy_reads_a_namespace_less_stream_as_the_run_does(tmp_path: Path) -> None:
+    stream = tmp_path / "clusters.yaml"
+    stream.write_text(INPUT.replace("  namespace: fleet\n", ""))
+    args = ["noproxy", "--explain", "--cluster", "fleet/edge-1", str(PROFILE)]
+    placed = run_cli([*args, "--stream", str(stream), "--namespace", "fleet"])
+    assert placed.returncode == 0, placed.stderr
+    assert placed.stdout.decode().startswith(
+        "# NO_PROXY for Cluster fleet/edge-1 (the settings of spec.clusters[0])"
+    )
+
+
+def test_noproxy_cluster_without_stream_or_entry_shows_the_defaults_and_says_so() -> None:
+    proc = run_cli(["noproxy", "--explain", "--cluster", "paris-1", str(PROFILE)])
+    assert proc.returncode == 0, proc.stderr
+    text = proc.stdout.decode()
+    assert text.startswith("# NO_PROXY for workloads\n")
+    assert "warning: --cluster paris-1: no spec.clusters entry names it" in text

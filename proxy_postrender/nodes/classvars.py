@@ -85,9 +85,11 @@ def _checked(text: str, what: str, limit: int) -> str:
 def definition(default: Mapping[str, Any]) -> dict[str, Any]:
     """The entry of ``spec.variables`` (v1beta1 and v1beta2 alike)."""
     string = {"type": "string", "maxLength": _URL_MAX, "pattern": SAFE}
+    # no additionalProperties: Cluster API's JSONSchemaProps takes a schema there, never a
+    # boolean, and refuses it beside properties; it refuses unknown fields of a value itself
+    # (cluster_variable_validation.go, validateUnknownFields)
     schema = {
         "type": "object",
-        "additionalProperties": False,
         "properties": {
             "httpProxy": string,
             "httpsProxy": dict(string),

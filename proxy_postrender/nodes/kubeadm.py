@@ -130,6 +130,9 @@ class NodePlan(Plan):
     changed_commands: bool = False
     secret: SecretRef | None = None  # the Secret the files now come from
     secret_env: Env = ()  # what the Secret must hold
+    # the Secret is read by the clusters of a shared ClusterClass: it holds the defaults,
+    # and a topology Cluster of the stream in the same namespace gives it its own values
+    secret_fallback: bool = False
     notes: list[str] = field(default_factory=list)
     no_proxy_from: tuple[str, ...] = ()  # the clusters whose networks NO_PROXY holds
     matched: str | None = None  # how the object was matched to them (or why not)
@@ -140,6 +143,9 @@ class NodePlan(Plan):
 
     def node_secret(self) -> tuple[SecretRef, Env] | None:
         return None if self.secret is None else (self.secret, self.secret_env)
+
+    def node_secret_is_fallback(self) -> bool:
+        return self.secret_fallback
 
     @classmethod
     def for_env(cls, found: ObjectEnv) -> NodePlan:
@@ -444,6 +450,7 @@ def plan(
         if settings.credentials == "secret":
             secret = result.secret = _secret_for(obj, settings, found)
             result.secret_env = env
+            result.secret_fallback = found.shared_by is not None
         shared = found.shared_by is not None
         wanted_files, wanted_commands = desired_entries(settings, env, secret, shared=shared)
 
@@ -571,6 +578,7 @@ def _plan_missing(
     if settings and env and settings.credentials == "secret":
         secret = result.secret = _secret_for(obj, settings, found)
         result.secret_env = env
+        result.secret_fallback = found.shared_by is not None
     shared = found.shared_by is not None
     wanted_files, wanted_commands = desired_entries(settings, env, secret, shared=shared)
     if not wanted_files and not wanted_commands:

@@ -203,6 +203,21 @@ class ClusterIndex(Struct):
         klass = self.cluster_classes.get(key) if key is not None else None
         return self.class_objects.get(klass) if klass is not None else None
 
+    def class_neighbours(self, obj: Mapping[str, Any]) -> list[ClusterNetwork]:
+        """The Clusters of the stream in the namespace of the Cluster ``obj`` whose
+        ClusterClass is in the stream (``obj``'s own included): in secret mode their nodes
+        read one Secret, named by their classes' templates."""
+        key = self.cluster_key(obj)
+        if key is None:
+            return []
+        return [
+            self.clusters[other]
+            for other in sorted(self.cluster_classes)
+            if other[0] == key[0]
+            and other in self.clusters
+            and self.class_objects.get(self.cluster_classes[other]) is not None
+        ]
+
     def template(self, ref: RefKey) -> Mapping[str, Any] | None:
         """A kubeadm template of the stream that a reference names (as ``class_of`` pairs
         a template and a class: the same namespace, or either side without one)."""

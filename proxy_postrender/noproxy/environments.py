@@ -106,7 +106,7 @@ class Environments:
         self._workloads = ObjectEnv(self.workloads_env)
         # the nodes' when no Cluster is looked for
         self._plain = ObjectEnv(self.defaults.env, entry=fleet.DEFAULTS)
-        self._cache: dict[tuple[int, tuple[ClusterNetwork, ...]], Env] = {}
+        self._cache: dict[tuple[int, tuple[ClusterNetwork, ...], bool], Env] = {}
         # warnings about each NO_PROXY written: "workloads" or the clusters' labels
         self.warnings: dict[str, list[str]] = {}
         self.notes: dict[str, list[str]] = {}  # what no style can make portable, per scope
@@ -161,30 +161,54 @@ class Environments:
             self._check_static_pods(obj, (), _no_proxy(plain.env), context, plain.config)
             return self._plain
         shared = self.index.class_of(obj)
-        networks: Sequence[ClusterNetwork] = ()
-        how: str | None = None
         if _is_cluster(obj) and self.index.topology_class(obj) is None:
             # only a topology Cluster whose class is in the stream gets values (its
             # variable's, nodes/topology.py): no NO_PROXY is made (or checked) for the others
             return ObjectEnv(self.defaults.env, index=self.index, entry=fleet.DEFAULTS)
         if shared is not None or _is_class(obj):
             # shared by every cluster of a class: the profile's values, never one cluster's
-            # (each cluster's own arrive through the class's variable, nodes/classvars.py)
-            how = f"shared by {shared.label}" if shared else "a ClusterClass"
-            how += ": each cluster's values come from its variable"
-        else:
-            networks, how = self.index.networks_for(obj)
+            # (each cluster's own arrive through the class's variable, nodes/classvars.py);
+            # the patch completes the list per cluster, so it is not checked as one
+            said = f"shared by {shared.label}" if shared else "a ClusterClass"
+            said += ": each cluster's values come from its variable"
+            return self._for_networks(obj, (), said, shared, context, checked=False)
+        networks, how = self.index.networks_for(obj)
+        return self._for_networks(obj, networks, how, None, context)
+
+    def for_class_neighbours(
+        self, obj: Mapping[str, Any], context: DocumentContext | None = None
+    ) -> ObjectEnv:
+        """The variables of the one Secret the nodes of the Cluster ``obj`` read in secret
+        mode: those of every Cluster of a class of the stream in its namespace (their
+        templates name one Secret); refused when they get different entries."""
+        assert self.index is not None
+        networks = self.index.class_neighbours(obj)
+        how = "the Secret of the ClusterClass clusters of its namespace"
+        return self._for_networks(obj, networks, how, None, context)
+
+    def _for_networks(
+        self,
+        obj: Mapping[str, Any],
+        networks: Sequence[ClusterNetwork],
+        how: str | None,
+        shared: ClassRef | None,
+        context: DocumentContext | None,
+        *,
+        checked: bool = True,
+    ) -> ObjectEnv:
+        """The variables of an object that configures the nodes of ``networks``' clusters."""
         key = tuple(dict.fromkeys(networks))
         matches = [entry.match for entry in self.entries]
         named = [entry.where for entry in self.entries]
         same = [i if e.same < 0 else e.same for i, e in enumerate(self.entries)]
         chosen = fleet.choose_one(matches, key, named, same)
         entry = self.defaults if chosen == fleet.DEFAULTS else self.entries[chosen]
-        if (chosen, key) not in self._cache:
-            value = self.value(key, entry.config)
-            self._cache[chosen, key] = with_no_proxy(entry.env, value)
-        env = self._cache[chosen, key]
-        self._check_static_pods(obj, key, _no_proxy(env), context, entry.config)
+        if (chosen, key, checked) not in self._cache:
+            value = self.value(key, entry.config, checked=checked)
+            self._cache[chosen, key, checked] = with_no_proxy(entry.env, value)
+        env = self._cache[chosen, key, checked]
+        if checked:
+            self._check_static_pods(obj, key, _no_proxy(env), context, entry.config)
         labels = tuple(net.label for net in key)
         if chosen != fleet.DEFAULTS:
             how = f"{how or 'matched'}; the settings of {entry.where}"
@@ -218,10 +242,16 @@ class Environments:
                 for gap in coverage.node_addresses(value, net, config.cluster.nodes)
             ]
 
-    def value(self, networks: Sequence[ClusterNetwork], config: NoProxyConfig | None = None) -> str:
+    def value(
+        self,
+        networks: Sequence[ClusterNetwork],
+        config: NoProxyConfig | None = None,
+        *,
+        checked: bool = True,
+    ) -> str:
         """The NO_PROXY of the nodes of ``networks`` made from ``config`` (the run's when
-        None): the warnings about it are kept, a list no process could start with is
-        refused."""
+        None): the warnings about it are kept (not its coverage gaps unless ``checked``),
+        a list no process could start with is refused."""
         config = config or self.config
         assert config is not None
         entries = scope.build(config, networks)
@@ -232,6 +262,8 @@ class Environments:
         value = syntax.join(item.entry for item in entries)
         about = "the " + label if networks else "the nodes matched to no Cluster"
         self._check_size(value, about)
+        if not checked:
+            return value
         if networks:
             gaps = coverage.check(value, networks, workloads=False)
         else:  # the profile's spec.cluster, else kubeadm's default service CIDR

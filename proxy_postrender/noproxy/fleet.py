@@ -115,10 +115,18 @@ def choose_one(
         f"{label} gets {'the defaults' if index == DEFAULTS else where[index]}"
         for label, index in chosen.items()
     )
-    raise InputError(
-        f"this object configures the nodes of clusters whose per-cluster entries differ "
-        f"({said}); give each cluster its own template, or one entry for all of them"
-    )
+    raise EntriesDiffer(said)
+
+
+class EntriesDiffer(InputError):
+    """One object configures the nodes of clusters whose entries differ."""
+
+    def __init__(self, said: str) -> None:
+        super().__init__(
+            f"this object configures the nodes of clusters whose per-cluster entries differ "
+            f"({said}); give each cluster its own template, or one entry for all of them"
+        )
+        self.said = said  # "Cluster ns/a gets spec.clusters[0], Cluster ns/b gets ..."
 
 
 def shadowed(

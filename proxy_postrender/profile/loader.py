@@ -99,7 +99,14 @@ def from_object(
             name, merged, where, context, overrides.namespace, inlined, base, source
         ),
     )
-    return structs.replace(loaded, clusters=entries)
+    # an entry's own warnings (an inline password in its URL), once each
+    said = [
+        f"{entry.where}: {warning}"
+        for entry in entries
+        for warning in entry.profile.warnings
+        if warning not in loaded.warnings
+    ]
+    return structs.replace(loaded, clusters=entries, warnings=(*loaded.warnings, *said))
 
 
 def no_proxy_from_flags(no_proxy: str | None) -> NoProxyConfig:

@@ -82,6 +82,7 @@ def _scopes(
     segments: list[Segment],
     services: list[tuple[str, str]],
     cluster: str | None,
+    namespace: str | None = None,
 ) -> list[Scope]:
     """The scopes to print: every one, or with ``cluster`` that Cluster's nodes' (or,
     when the stream does not hold it, the workloads' with the entry that names it)."""
@@ -91,7 +92,7 @@ def _scopes(
     config = settings.config if named is None else named.profile.no_proxy_config
     found = explain_mod.scopes(
         config,
-        _clusters(settings.config, segments),
+        _clusters(settings.config, segments, namespace),
         services,
         settings.entry_of if settings.entries else None,
         None if named is None else named.where,
@@ -101,9 +102,17 @@ def _scopes(
     try:
         return [explain_mod.pick(found, cluster)]
     except LookupError as exc:
-        if named is None:
+        if named is None and (segments or not settings.entries):
             raise UsageError(str(exc)) from None
+    if named is not None:
         return [found[0]]
+    from proxy_postrender.structs import replace
+
+    said = (
+        f"--cluster {cluster}: no spec.clusters entry names it (in match.names), and no "
+        "stream holds it: these are the defaults"
+    )
+    return [replace(found[0], warnings=(*found[0].warnings, said))]
 
 
 def _segments(source: str | None) -> list[Segment]:
@@ -123,13 +132,16 @@ def _segments(source: str | None) -> list[Segment]:
     return stream.split(text)
 
 
-def _clusters(config: NoProxyConfig, segments: list[Segment]) -> list[ClusterNetwork]:
-    """The networks of the Clusters in the stream."""
+def _clusters(
+    config: NoProxyConfig, segments: list[Segment], namespace: str | None = None
+) -> list[ClusterNetwork]:
+    """The networks of the Clusters in the stream (``namespace``: that of the objects
+    without one)."""
     from proxy_postrender.noproxy.discovery import discover_stream
 
     if not segments or not config.discover:
         return []
-    return list(discover_stream(segments).clusters.values())
+    return list(discover_stream(segments, namespace).clusters.values())
 
 
 def _services(segments: list[Segment], namespace: str | None = None) -> tuple[ServiceRef, ...]:
@@ -196,6 +208,11 @@ def _profile_options(func: Callable[..., None]) -> Callable[..., None]:
     "preset names ('-': stdin, also a pipe; without --stream, stdin only when it is "
     "redirected from a file).",
 )
+@click.option(
+    "--namespace",
+    metavar="NS",
+    help="The namespace of the stream's objects that name none (as the main command's).",
+)
 def noproxy_command(
     profile_arg: str | None,
     profile_opt: str | None,
@@ -204,6 +221,7 @@ def noproxy_command(
     cluster: str | None,
     explain: bool,
     stream_source: str | None,
+    namespace: str | None,
 ) -> None:
     """Print the NO_PROXY the profile gives the workloads and each Cluster of the stream."""
     from proxy_postrender.noproxy import explain as explain_mod
@@ -219,8 +237,10 @@ def noproxy_command(
         source = stream_source if stream_source is not None else implied_stream()
         segments = _segments(source)
         # the Services are read only for the preset: nothing else here names them
-        services = _service_keys(config, _services(segments)) if _preset_on(config) else []
-        found = _scopes(settings, segments, services, cluster)
+        services = (
+            _service_keys(config, _services(segments, namespace)) if _preset_on(config) else []
+        )
+        found = _scopes(settings, segments, services, cluster, namespace)
         if explain:
             sys.stdout.write("\n".join(explain_mod.explain(s) for s in found))
         elif len(found) == 1:
@@ -279,7 +299,8 @@ def check_command(
         config = settings.config
         segments = _segments(stream_source)
         services = _services(segments, namespace)
-        chosen = _scopes(settings, segments, _service_keys(config, services), cluster)[0]
+        keys = _service_keys(config, services)
+        chosen = _scopes(settings, segments, keys, cluster, namespace)[0]
         try:
             wanted = [(clients.parse_destination(d), "") for d in destinations]
         except (LookupError, clients.DestinationError) as exc:
