@@ -46,7 +46,7 @@ _FILE_KEYS = (
     frozenset({"path", "owner", "permissions", "content"}),
     frozenset({"path", "owner", "permissions", "contentFrom"}),
 )
-_SECRET_KEYS = (*kubeadm.SECRET_KEYS.values(), kubeadm.ENV_KEY)
+_SECRET_KEYS: tuple[str, ...] = (*kubeadm.SECRET_KEYS.values(), kubeadm.ENV_KEY)
 
 Ident = tuple[int, int, int]  # spec.patches[I].definitions[J].jsonPatches[K]
 

@@ -37,8 +37,11 @@ _LIST_KEYS = ("files", "preKubeadmCommands")
 
 
 DEFAULT_ENV_FILE = "/etc/proxy-postrender/proxy.env"
-SECRET_KEYS = {"containerd": "containerd-http-proxy.conf", "kubelet": "kubelet-http-proxy.conf"}
-ENV_KEY = "proxy.env"
+SECRET_KEYS: dict[str, str] = {
+    "containerd": "containerd-http-proxy.conf",
+    "kubelet": "kubelet-http-proxy.conf",
+}
+ENV_KEY: str = "proxy.env"
 CA_FILE = "/etc/proxy-postrender/proxy-ca.crt"
 # Add the CA to the system trust with whichever tool the distribution has
 # (RHEL family, Debian/Ubuntu, Flatcar); a node without one is left as it is.
