@@ -18,7 +18,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import subprocess
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -32,7 +31,7 @@ from proxy_postrender.profile import loader
 from proxy_postrender.yamltext import libyaml
 from tests import capi_topology as ct
 from tests.golden import Case, load_cases
-from tests.helpers import GOLDEN, ROOT, SHARED_PROFILE, run_cli
+from tests.helpers import GOLDEN, SHARED_PROFILE, go_binary, run_cli
 
 SOURCE = Path(__file__).resolve().parent / "gotemplate" / "main.go"
 TOPOLOGY = GOLDEN / "capi-clusterclass-topology" / "input.yaml"
@@ -42,21 +41,8 @@ _DELIMITER = re.compile(r"\{[{%#]")
 
 @pytest.fixture(scope="module")
 def gotemplate() -> Path:
-    """The gotemplate binary, built once per Go version and source (under .cache/)."""
-    go = shutil.which("go")
-    if go is None:
-        pytest.fail("go is not installed (make test installs it)")
-    version = subprocess.run([go, "version"], capture_output=True, text=True, check=True).stdout
-    key = hashlib.sha256(version.encode() + SOURCE.read_bytes()).hexdigest()[:16]
-    cache = ROOT / ".cache" / "gotemplate"
-    binary = cache / f"gotemplate-{key}"
-    if not binary.exists():
-        cache.mkdir(parents=True, exist_ok=True)
-        partial = cache / f"gotemplate-{key}.{os.getpid()}"
-        env = dict(os.environ, GOCACHE=str(cache / "gocache"), GO111MODULE="off", GOFLAGS="")
-        subprocess.run([go, "build", "-o", str(partial), str(SOURCE)], env=env, check=True)
-        partial.replace(binary)
-    return binary
+    """The gotemplate binary (tests.helpers.go_binary)."""
+    return go_binary(SOURCE, "gotemplate")
 
 
 def go_renderer(binary: Path, tmp: Path, variables: Mapping[str, Any]) -> Callable[[str], str]:

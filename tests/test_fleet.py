@@ -20,7 +20,7 @@ from proxy_postrender.profile import loader
 from proxy_postrender.profile.request import to_request
 from proxy_postrender.redact import Redactor
 from proxy_postrender.resolve import Resolver, environments
-from tests.helpers import GOLDEN, run_cli
+from tests.helpers import DEPLOYMENT, GOLDEN, run_cli
 
 CASE = GOLDEN / "fleet-entries"
 PROFILE = CASE / "profile.yaml"
@@ -28,17 +28,6 @@ INPUT = (CASE / "input.yaml").read_text()
 MUNICH = "http://proxy.munich.corp.example:3128"
 PARIS = "http://proxy.paris.corp.example:3128"
 CORP = "http://proxy.corp.example:3128"
-DEPLOYMENT = b"""apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  template:
-    spec:
-      containers:
-      - name: web
-        image: nginx
-"""
 
 
 def _docs(text: str) -> list[Any]:

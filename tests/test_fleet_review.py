@@ -6,23 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.helpers import GOLDEN, run_cli
+from tests.helpers import DEPLOYMENT, GOLDEN, run_cli
 
 CASE = GOLDEN / "fleet-entries"
 PROFILE = CASE / "profile.yaml"
 INPUT = (CASE / "input.yaml").read_bytes()
 SECRET = "Sup3r-S3cret"
-DEPLOYMENT = b"""apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  template:
-    spec:
-      containers:
-      - name: web
-        image: nginx
-"""
 HEAD = """apiVersion: proxy-postrender.io/v1alpha1
 kind: ProxyProfile
 metadata: {name: fleet}

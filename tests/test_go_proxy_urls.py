@@ -12,8 +12,6 @@ these tests, never skips them.
 
 from __future__ import annotations
 
-import hashlib
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -27,7 +25,7 @@ from proxy_postrender.errors import ProfileError
 from proxy_postrender.profile import loader
 from proxy_postrender.profile.check import validate_proxy_url
 from proxy_postrender.redact import userinfo
-from tests.helpers import ROOT
+from tests.helpers import go_binary
 
 SOURCE = Path(__file__).resolve().parent / "gourl" / "main.go"
 HOST = "proxy.corp.example"
@@ -39,21 +37,8 @@ Reading = tuple[str, bytes, bool, bytes, str, str]
 
 @pytest.fixture(scope="module")
 def go_proxy() -> Path:
-    """The gourl binary, built once per Go version and source (cached under .cache/)."""
-    go = shutil.which("go")
-    if go is None:
-        pytest.fail("go is not installed (make test installs it)")
-    version = subprocess.run([go, "version"], capture_output=True, text=True, check=True).stdout
-    key = hashlib.sha256(version.encode() + SOURCE.read_bytes()).hexdigest()[:16]
-    cache = ROOT / ".cache" / "gourl"
-    binary = cache / f"gourl-{key}"
-    if not binary.exists():
-        cache.mkdir(parents=True, exist_ok=True)
-        partial = cache / f"gourl-{key}.{os.getpid()}"
-        env = dict(os.environ, GOCACHE=str(cache / "gocache"), GO111MODULE="off", GOFLAGS="")
-        subprocess.run([go, "build", "-o", str(partial), str(SOURCE)], env=env, check=True)
-        partial.replace(binary)
-    return binary
+    """The gourl binary (tests.helpers.go_binary)."""
+    return go_binary(SOURCE, "gourl")
 
 
 def go_readings(binary: Path, urls: list[str]) -> list[Reading | str]:
