@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from proxy_postrender.nodes.ccowned import Owned
 
 from proxy_postrender.errors import InputError
-from proxy_postrender.nodes import classvars, kubeadm, quoting
+from proxy_postrender.nodes import kubeadm, quoting
 from proxy_postrender.nodes.kubeadm import NodePlan, NodeSettings
 from proxy_postrender.noproxy.environments import ObjectEnv
 from proxy_postrender.objects import Path
@@ -344,6 +344,8 @@ def plan(
 ) -> NodePlan | None:
     """The patches of a ClusterClass that set the kubeadm lists (None: it has none the
     tool extends, and nothing of the tool's is recorded on it)."""
+    from proxy_postrender.nodes import classvars  # lazy: start-up
+
     env = found.env
     on_conflict = settings.on_conflict if settings else "keep"
     result = NodePlan.for_env(found)
@@ -490,6 +492,8 @@ def _own_entries(
 ) -> list[str]:
     """The class's variable and its last patch (nodes/classvars.py), planned into
     ``result``; the record's entries for them."""
+    from proxy_postrender.nodes import classvars  # lazy: start-up
+
     variable = patch = None
     env = found.env
     if settings is not None and classvars.applies(settings, env) and found.index is not None:
