@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from proxy_postrender import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 from proxy_postrender import structs, targets
@@ -88,18 +89,26 @@ def from_object(
     loaded = _build(name, fields, origin, context, overrides.namespace, inline, base, source)
     if not fields.get("clusters"):
         return loaded
+
+    def build_entry(merged: dict[str, Any], where: str, inlined: set[str]) -> Profile:
+        return _build(name, merged, where, context, overrides.namespace, inlined, base, source)
+
+    return _with_entries(loaded, fields, spec.get("clusters"), origin, context, build_entry)
+
+
+def _with_entries(
+    loaded: Profile,
+    fields: Mapping[str, Any],
+    raw: Any,
+    origin: str,
+    context: check.Context,
+    build_entry: Callable[[dict[str, Any], str, set[str]], Profile],
+) -> Profile:
+    """``loaded`` with its spec.clusters entries (``raw``: as written, before ``${VAR}``
+    expansion), and each entry's own warnings (an inline password in its URL) once."""
     from proxy_postrender.profile import fleet  # lazy: only a profile with spec.clusters
 
-    entries = fleet.entries(
-        fields,
-        spec.get("clusters"),
-        origin,
-        context,
-        lambda merged, where, inlined: _build(
-            name, merged, where, context, overrides.namespace, inlined, base, source
-        ),
-    )
-    # an entry's own warnings (an inline password in its URL), once each
+    entries = fleet.entries(fields, raw, origin, context, build_entry)
     said = [
         f"{entry.where}: {warning}"
         for entry in entries
