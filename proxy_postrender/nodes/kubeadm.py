@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from proxy_postrender.errors import InputError
-from proxy_postrender.nodes import quoting
+from proxy_postrender.nodes import formats, quoting
 from proxy_postrender.noproxy.environments import ObjectEnv
 from proxy_postrender.objects import Path
 from proxy_postrender.plans import Env, Plan, SecretRef
@@ -439,6 +439,8 @@ def plan(
     secret = None
     wanted_files: list[dict[str, Any]] = []
     wanted_commands: list[str] = []
+    if settings and env:
+        formats.check(spec, where)
     result.windows = is_windows(spec, where, ignore_paths=tool_paths(settings, owned_files))
     if result.windows:
         # never a Linux command in a Windows template
