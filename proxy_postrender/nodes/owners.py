@@ -31,6 +31,7 @@ from proxy_postrender import TYPE_CHECKING
 from proxy_postrender.errors import DocumentContext
 from proxy_postrender.nodes import kubeadm
 from proxy_postrender.nodes.kubeadm import NodePlan, NodeSettings
+from proxy_postrender.noproxy.bootstraps import Bootstraps
 from proxy_postrender.objects import api_group, dig
 from proxy_postrender.record import Record
 from proxy_postrender.structs import FrozenStruct, Struct, field
@@ -61,7 +62,10 @@ CODES: tuple[tuple[str, bool, str], ...] = (
 )
 
 # the kinds the engine parses only for this watch (besides the target kinds)
-WATCHED_KINDS = frozenset({"Cluster", "VCDCluster", "VCDClusterTemplate"})
+# (MachineDeployments and MachinePools: the bootstrap kinds they name, nodes/uncovered.py)
+WATCHED_KINDS = frozenset(
+    {"Cluster", "VCDCluster", "VCDClusterTemplate", "MachineDeployment", "MachinePool"}
+)
 
 _INFRA_GROUP = "infrastructure.cluster.x-k8s.io"
 _CAPI_GROUP = "cluster.x-k8s.io"
@@ -163,6 +167,8 @@ class Watch(Struct):
     # ClusterClass name -> Clusters of that class that set proxy variables
     proxy_clusters: dict[str, list[str]] = field(default_factory=dict)
     specs: list[Found] = field(default_factory=list)
+    # the bootstrap kinds the stream's clusters name, covered or not
+    bootstraps: Bootstraps = field(default_factory=Bootstraps)
 
     def tool_paths(self) -> set[str]:
         return kubeadm.tool_paths(self.settings)
@@ -170,6 +176,7 @@ class Watch(Struct):
     # --- every object the engine parses -------------------------------------------------
 
     def observe(self, obj: Mapping[str, Any], context: DocumentContext | None) -> None:
+        self.bootstraps.observe(obj, context)
         kind = obj.get("kind")
         group = api_group(obj.get("apiVersion"))
         if group == _INFRA_GROUP and kind in ("VCDCluster", "VCDClusterTemplate"):
