@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from proxy_postrender.nodes.ccowned import Owned
 
 from proxy_postrender.errors import InputError
-from proxy_postrender.nodes import classvars, formats, kubeadm, quoting
+from proxy_postrender.nodes import classvars, kubeadm, quoting
 from proxy_postrender.nodes.kubeadm import NodePlan, NodeSettings
 from proxy_postrender.noproxy.environments import ObjectEnv
 from proxy_postrender.objects import Path
@@ -418,6 +418,8 @@ def plan(
                     continue
                 follow = None
                 if injecting:
+                    from proxy_postrender.nodes import formats  # lazy: start-up
+
                     formats.check_patch(json_patch, pointer, pointers, f"{patch_name!r} ({where})")
                     follow = _follow_up(json_patch, pointer, pointers, wanted, patch_name, where)
                     if follow:

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from proxy_postrender.errors import InputError
-from proxy_postrender.nodes import formats, quoting
+from proxy_postrender.nodes import quoting
 from proxy_postrender.noproxy.environments import ObjectEnv
 from proxy_postrender.objects import Path
 from proxy_postrender.plans import Env, Plan, SecretRef
@@ -440,6 +440,8 @@ def plan(
     wanted_files: list[dict[str, Any]] = []
     wanted_commands: list[str] = []
     if settings and env:
+        from proxy_postrender.nodes import formats  # lazy: start-up
+
         formats.check(spec, where)
     result.windows = is_windows(spec, where, ignore_paths=tool_paths(settings, owned_files))
     if result.windows:

@@ -31,7 +31,6 @@ from proxy_postrender import TYPE_CHECKING
 from proxy_postrender.errors import DocumentContext
 from proxy_postrender.nodes import kubeadm
 from proxy_postrender.nodes.kubeadm import NodePlan, NodeSettings
-from proxy_postrender.noproxy.bootstraps import Bootstraps
 from proxy_postrender.objects import api_group, dig
 from proxy_postrender.record import Record
 from proxy_postrender.structs import FrozenStruct, Struct, field
@@ -40,6 +39,7 @@ from proxy_postrender.targets import KUBEADM
 if TYPE_CHECKING:
     from typing import Any
 
+    from proxy_postrender.noproxy.bootstraps import Bootstraps
     from proxy_postrender.targets import Target
 
 PROVIDER = "owner/provider-proxy"
@@ -167,8 +167,8 @@ class Watch(Struct):
     # ClusterClass name -> Clusters of that class that set proxy variables
     proxy_clusters: dict[str, list[str]] = field(default_factory=dict)
     specs: list[Found] = field(default_factory=list)
-    # the bootstrap kinds the stream's clusters name, covered or not
-    bootstraps: Bootstraps = field(default_factory=Bootstraps)
+    # the bootstrap kinds the stream's clusters name, covered or not (set by the engine)
+    bootstraps: Bootstraps | None = None
 
     def tool_paths(self) -> set[str]:
         return kubeadm.tool_paths(self.settings)
@@ -176,7 +176,8 @@ class Watch(Struct):
     # --- every object the engine parses -------------------------------------------------
 
     def observe(self, obj: Mapping[str, Any], context: DocumentContext | None) -> None:
-        self.bootstraps.observe(obj, context)
+        if self.bootstraps is not None:
+            self.bootstraps.observe(obj, context)
         kind = obj.get("kind")
         group = api_group(obj.get("apiVersion"))
         if group == _INFRA_GROUP and kind in ("VCDCluster", "VCDClusterTemplate"):

@@ -16,9 +16,12 @@ Pure data in, data out.
 
 from __future__ import annotations
 
-from proxy_postrender.errors import DocumentContext
-from proxy_postrender.noproxy.bootstraps import Bootstraps, Ref
+from proxy_postrender import TYPE_CHECKING
 from proxy_postrender.targets import BUILT_IN, KUBEADM
+
+if TYPE_CHECKING:
+    from proxy_postrender.errors import DocumentContext
+    from proxy_postrender.noproxy.bootstraps import Bootstraps, Ref
 
 UNSUPPORTED_CODE = "nodes/unsupported-bootstrap"
 CODES: tuple[tuple[str, bool, str], ...] = (
