@@ -105,7 +105,9 @@ def run(
     # other owners of the node proxy settings: looked for only when the run injects them
     watch = None
     if request.nodes is not None and not request.removing:
-        watch = owners.Watch(request.nodes)
+        from proxy_postrender.noproxy.bootstraps import Bootstraps  # lazy: start-up
+
+        watch = owners.Watch(request.nodes, bootstraps=Bootstraps(request.pods.namespace or ""))
     clusters = None
     if _discovers_clusters(request):
         from proxy_postrender.noproxy.discovery import discover_stream  # lazy: start-up time
@@ -144,6 +146,11 @@ def run(
     result.no_proxy_notes = envs.notes
     if watch is not None:
         result.findings += [Finding(f.code, f.message, f.context) for f in watch.findings()]
+        if watch.bootstraps is not None:
+            from proxy_postrender.nodes import uncovered  # lazy: start-up
+
+            result.findings += [Finding(*found) for found in uncovered.findings(watch.bootstraps)]
+            result.notes += uncovered.notes(watch.bootstraps)
     result.findings += [Finding(g.code, g.message, g.context) for g in envs.gaps()]
     result.findings += [Finding(size.SIZE_CODE, warning) for warning in envs.large.values()]
     result.findings += [Finding(code, message) for code, message in resolver.findings()]

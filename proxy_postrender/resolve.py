@@ -63,7 +63,12 @@ def environments(
     chosen = None
     if defaults is not request:
         chosen = EntryEnv("the defaults", fleet.ClusterMatch(), defaults.env, defaults.no_proxy)
-    return Environments(request.env, request.no_proxy, index, workloads, entries, chosen)
+    envs = Environments(request.env, request.no_proxy, index, workloads, entries, chosen)
+    if index is not None:
+        from proxy_postrender.nodes import uncovered  # lazy: only streams with clusters
+
+        envs.unconfigured = uncovered.unconfigured(index.bootstraps)
+    return envs
 
 
 class Resolver:

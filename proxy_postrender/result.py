@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from proxy_postrender.errors import DocumentContext, InputError
-from proxy_postrender.nodes import owners
+from proxy_postrender.nodes import owners, uncovered
 from proxy_postrender.noproxy import coverage, fleet, services, size
 from proxy_postrender.plans import Env, Plan, SecretRef
 from proxy_postrender.structs import FrozenStruct, Struct, field
@@ -29,6 +29,7 @@ CODES: Mapping[str, Code] = {
         *services.CODES,
         *size.CODES,
         *fleet.CODES,
+        *uncovered.CODES,
     )
 }
 
@@ -116,6 +117,7 @@ class Result(Struct):
     dropped: list[Earlier] = field(default_factory=list)
     kept: list[Earlier] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # about the run as a whole
+    notes: list[str] = field(default_factory=list)  # said, not warned (a --report note)
     findings: list[Finding] = field(default_factory=list)  # coded warnings, in stream order
 
     def strict_error(self) -> InputError | None:

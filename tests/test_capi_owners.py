@@ -10,7 +10,7 @@ import pytest
 
 from proxy_postrender import engine
 from proxy_postrender.errors import InputError
-from proxy_postrender.nodes import owners
+from proxy_postrender.nodes import owners, uncovered
 from proxy_postrender.nodes.kubeadm import NodeSettings
 from proxy_postrender.noproxy import coverage, fleet, services, size
 from proxy_postrender.profile.tables import DEFAULT_CONTAINERD_DROPIN, DEFAULT_KUBELET_DROPIN
@@ -50,7 +50,14 @@ def test_each_owner_is_found_on_its_shape(case: str, codes: list[str]) -> None:
 
 
 def test_every_code_is_declared_once_and_says_whether_strict_applies() -> None:
-    codes = (*owners.CODES, *coverage.CODES, *services.CODES, *size.CODES, *fleet.CODES)
+    codes = (
+        *owners.CODES,
+        *coverage.CODES,
+        *services.CODES,
+        *size.CODES,
+        *fleet.CODES,
+        *uncovered.CODES,
+    )
     declared = [name for name, _, _ in codes]
     assert sorted(CODES) == sorted(declared)  # each once: a name twice would be lost
     not_strict = (owners.EXTERNAL, coverage.NODE_ADDRESSES_UNKNOWN)

@@ -125,6 +125,7 @@ def _results(result: Result) -> list[dict[str, Any]]:
             }
         )
     results += [{"message": w, "severity": "warning"} for w in result.warnings]
+    results += [{"message": n, "severity": "info"} for n in result.notes]
     for finding in result.findings:
         entry: dict[str, Any] = {"message": finding.message, "severity": "warning"}
         if finding.context is not None:

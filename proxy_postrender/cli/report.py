@@ -36,6 +36,7 @@ def summary(result: Result, *, removing: bool = False, warnings: Sequence[str] =
         lines += plan.describe()
     lines += [f"  warning profile: {warning}" for warning in warnings]
     lines += [f"  warning {warning}" for warning in result.warnings]
+    lines += [f"  note {note}".replace("\n", "\\n") for note in result.notes]
     lines += [f"  warning {finding}".replace("\n", "\\n") for finding in result.findings]
     for kind, found in (("warning", result.no_proxy_warnings), ("note", result.no_proxy_notes)):
         scopes: dict[str, list[str]] = {}  # the same text once, with every scope it is about

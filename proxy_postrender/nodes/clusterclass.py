@@ -420,6 +420,9 @@ def plan(
                     continue
                 follow = None
                 if injecting:
+                    from proxy_postrender.nodes import formats  # lazy: start-up
+
+                    formats.check_patch(json_patch, pointer, pointers, f"{patch_name!r} ({where})")
                     follow = _follow_up(json_patch, pointer, pointers, wanted, patch_name, where)
                     if follow:
                         need_secret_name()

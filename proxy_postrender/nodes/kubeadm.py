@@ -439,6 +439,10 @@ def plan(
     secret = None
     wanted_files: list[dict[str, Any]] = []
     wanted_commands: list[str] = []
+    if settings and env:
+        from proxy_postrender.nodes import formats  # lazy: start-up
+
+        formats.check(spec, where)
     result.windows = is_windows(spec, where, ignore_paths=tool_paths(settings, owned_files))
     if result.windows:
         # never a Linux command in a Windows template

@@ -39,6 +39,7 @@ from proxy_postrender.targets import KUBEADM
 if TYPE_CHECKING:
     from typing import Any
 
+    from proxy_postrender.noproxy.bootstraps import Bootstraps
     from proxy_postrender.targets import Target
 
 PROVIDER = "owner/provider-proxy"
@@ -61,7 +62,10 @@ CODES: tuple[tuple[str, bool, str], ...] = (
 )
 
 # the kinds the engine parses only for this watch (besides the target kinds)
-WATCHED_KINDS = frozenset({"Cluster", "VCDCluster", "VCDClusterTemplate"})
+# (MachineDeployments and MachinePools: the bootstrap kinds they name, nodes/uncovered.py)
+WATCHED_KINDS = frozenset(
+    {"Cluster", "VCDCluster", "VCDClusterTemplate", "MachineDeployment", "MachinePool"}
+)
 
 _INFRA_GROUP = "infrastructure.cluster.x-k8s.io"
 _CAPI_GROUP = "cluster.x-k8s.io"
@@ -163,6 +167,8 @@ class Watch(Struct):
     # ClusterClass name -> Clusters of that class that set proxy variables
     proxy_clusters: dict[str, list[str]] = field(default_factory=dict)
     specs: list[Found] = field(default_factory=list)
+    # the bootstrap kinds the stream's clusters name, covered or not (set by the engine)
+    bootstraps: Bootstraps | None = None
 
     def tool_paths(self) -> set[str]:
         return kubeadm.tool_paths(self.settings)
@@ -170,6 +176,8 @@ class Watch(Struct):
     # --- every object the engine parses -------------------------------------------------
 
     def observe(self, obj: Mapping[str, Any], context: DocumentContext | None) -> None:
+        if self.bootstraps is not None:
+            self.bootstraps.observe(obj, context)
         kind = obj.get("kind")
         group = api_group(obj.get("apiVersion"))
         if group == _INFRA_GROUP and kind in ("VCDCluster", "VCDClusterTemplate"):

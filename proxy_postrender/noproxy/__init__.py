@@ -6,6 +6,7 @@
 - ``scope``: the merged, annotated list of one scope (the workloads, or the nodes of
   one cluster); ``environments``: the variables each object gets;
 - ``discovery``: the Cluster API clusters of a stream and which objects serve which;
+- ``bootstraps``: what each cluster's nodes bootstrap from (the references, any kind);
 - ``clients``: models of Go, curl, Python and wget; ``explain``: what
   ``proxy-postrender noproxy`` prints; ``advice``: classic mistakes, as warnings.
 

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 from proxy_postrender.errors import DocumentContext, InputError, UsageError
 from proxy_postrender.noproxy import presets, syntax
 from proxy_postrender.noproxy import services as service_rules
+from proxy_postrender.noproxy.bootstraps import Bootstraps
 from proxy_postrender.noproxy.scope import ClusterNetwork
 from proxy_postrender.objects import HELM4_FILENAME, LIST_KINDS, api_group, dig, walk_objects
 from proxy_postrender.structs import FrozenStruct, Struct, field, replace
@@ -189,6 +190,8 @@ class ClusterIndex(Struct):
     class_objects: dict[Key, Mapping[str, Any]] = field(default_factory=dict)
     templates: dict[RefKey, Mapping[str, Any]] = field(default_factory=dict)
     cluster_classes: dict[Key, Key] = field(default_factory=dict)
+    # what each Cluster's nodes bootstrap from (of any kind: bootstraps.py)
+    bootstraps: Bootstraps = field(default_factory=Bootstraps)
 
     def cluster_key(self, obj: Mapping[str, Any]) -> Key | None:
         """The key of a ``cluster.x-k8s.io`` Cluster object of the stream, or None."""
@@ -364,7 +367,9 @@ def discover(
     named_by_class: dict[RefKey, ClassRef] = {}
     class_objects: dict[Key, Mapping[str, Any]] = {}
     templates: dict[RefKey, Mapping[str, Any]] = {}
+    bootstraps = Bootstraps(default)
     for obj in objects:
+        bootstraps.observe(obj, context_of(obj))
         namespace, name, _ = _meta(obj, default)
         kind = str(obj.get("kind") or "")
         if _is_capi(obj, "Cluster"):
@@ -393,6 +398,7 @@ def discover(
         namespace=default,
         class_objects=class_objects,
         templates=templates,
+        bootstraps=bootstraps,
     )
 
     def refer(ref: RefKey, cluster: Key, by: str) -> None:

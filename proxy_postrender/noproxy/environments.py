@@ -115,6 +115,9 @@ class Environments:
         # the node addresses a control plane's static pods call (coverage.node_addresses)
         self._static_pods: dict[str, list[coverage.Gap]] = {}
         self.large: dict[str, str] = {}  # the warning about each large NO_PROXY, per scope
+        # the Clusters (by label) none of whose nodes the tool configures, with why: no
+        # NO_PROXY is made (or checked) for their nodes (nodes/uncovered.py)
+        self.unconfigured: dict[str, str] = {}
         self._workloads_used = False
         self._plain_used = False  # nodes got ``env`` (no Cluster looked for)
         if config is not None and env:
@@ -161,6 +164,8 @@ class Environments:
             self._check_static_pods(obj, (), _no_proxy(plain.env), context, plain.config)
             return self._plain
         shared = self.index.class_of(obj)
+        if _is_cluster(obj) and self._unconfigured(obj):
+            return ObjectEnv(self.defaults.env, index=self.index, entry=fleet.DEFAULTS)
         if _is_cluster(obj) and self.index.topology_class(obj) is None:
             # only a topology Cluster whose class is in the stream gets values (its
             # variable's, nodes/topology.py): no NO_PROXY is made (or checked) for the others
@@ -174,6 +179,18 @@ class Environments:
             return self._for_networks(obj, (), said, shared, context, checked=False)
         networks, how = self.index.networks_for(obj)
         return self._for_networks(obj, networks, how, None, context)
+
+    def _unconfigured(self, obj: Mapping[str, Any]) -> bool:
+        """Whether the Cluster ``obj`` is one none of whose nodes the tool configures
+        (then the report says so, once, where their NO_PROXY would be)."""
+        assert self.index is not None
+        key = self.index.cluster_key(obj)
+        label = self.index.clusters[key].label if key is not None else None
+        reason = self.unconfigured.get(label) if label is not None else None
+        if reason is None:
+            return False
+        self.notes[f"nodes of {label}"] = [f"not written: {reason}"]
+        return True
 
     def for_class_neighbours(
         self, obj: Mapping[str, Any], context: DocumentContext | None = None

@@ -4,13 +4,13 @@ and how each client reads it for a set of destinations."""
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from proxy_postrender.noproxy import advice, clients, presets, scope, size, syntax
 from proxy_postrender.noproxy.clients import Destination
 from proxy_postrender.noproxy.scope import ClusterNetwork, NoProxyConfig
 from proxy_postrender.noproxy.syntax import Sourced
-from proxy_postrender.structs import FrozenStruct
+from proxy_postrender.structs import FrozenStruct, replace
 
 ServiceName = tuple[str, str, int | None]  # namespace ("" when unknown), name, first port
 
@@ -22,6 +22,9 @@ class Scope(FrozenStruct):
     warnings: tuple[str, ...]
     notes: tuple[str, ...] = ()  # e.g. what the services preset cost
     entry: str | None = None  # the profile's spec.clusters entry it was made from
+    # why the tool writes no NO_PROXY for this Cluster's nodes (none of them is of a kind
+    # it configures); None: it does
+    unconfigured: str | None = None
 
     @property
     def value(self) -> str:
@@ -34,18 +37,23 @@ def scopes(
     services: Sequence[tuple[str, str]] = (),
     entry_of: Callable[[ClusterNetwork], tuple[NoProxyConfig, str | None]] | None = None,
     workloads_entry: str | None = None,
+    unconfigured: Mapping[str, str] | None = None,
 ) -> list[Scope]:
     """The workloads' scope, then one per Cluster of the stream; ``services`` are the
     stream's Services ``(namespace, name)``, for the ``services`` preset (workloads only:
     nodes do not resolve Service names). ``entry_of``: the settings of a Cluster's
     spec.clusters entry and its name (None: the defaults'); ``workloads_entry``: the
-    entry ``config`` is, when it is one."""
+    entry ``config`` is, when it is one. ``unconfigured``: the Clusters (by label) none
+    of whose nodes the tool configures, with why."""
     result = []
     for label, nets in [("workloads", ()), *((net.label, (net,)) for net in clusters)]:
         chosen, where = config, workloads_entry
         if nets and entry_of is not None:
             chosen, where = entry_of(nets[0])
-        result.append(_scope(label, nets, chosen, services, where))
+        found = _scope(label, nets, chosen, services, where)
+        if nets and unconfigured and label in unconfigured:
+            found = replace(found, warnings=(), notes=(), unconfigured=unconfigured[label])
+        result.append(found)
     return result
 
 
@@ -110,7 +118,15 @@ def note(entry: syntax.NoProxyEntry) -> str:
     return _KIND_NOTES.get(entry.kind, "")
 
 
+def not_written(found: Scope) -> str:
+    """What is said instead of the NO_PROXY of a Cluster whose nodes the tool does not
+    configure."""
+    return f"not written: {found.unconfigured}; give them their proxy by the provider's own means"
+
+
 def explain(found: Scope) -> str:
+    if found.unconfigured is not None:
+        return f"# NO_PROXY for {found.label}\n{not_written(found)}\n"
     rows = [(item.entry.text, "; ".join(item.sources), note(item.entry)) for item in found.entries]
     width = max([len("entry"), *(len(r[0]) for r in rows)])
     settings = f" (the settings of {found.entry})" if found.entry else ""

@@ -90,12 +90,14 @@ def _scopes(
 
     named = settings.named(cluster)
     config = settings.config if named is None else named.profile.no_proxy_config
+    clusters, unconfigured = _clusters(settings.config, segments, namespace)
     found = explain_mod.scopes(
         config,
-        _clusters(settings.config, segments, namespace),
+        clusters,
         services,
         settings.entry_of if settings.entries else None,
         None if named is None else named.where,
+        unconfigured,
     )
     if cluster is None:
         return found
@@ -134,14 +136,16 @@ def _segments(source: str | None) -> list[Segment]:
 
 def _clusters(
     config: NoProxyConfig, segments: list[Segment], namespace: str | None = None
-) -> list[ClusterNetwork]:
+) -> tuple[list[ClusterNetwork], dict[str, str]]:
     """The networks of the Clusters in the stream (``namespace``: that of the objects
-    without one)."""
+    without one), and those (by label) none of whose nodes the tool configures."""
+    from proxy_postrender.nodes import uncovered
     from proxy_postrender.noproxy.discovery import discover_stream
 
     if not segments or not config.discover:
-        return []
-    return list(discover_stream(segments, namespace).clusters.values())
+        return [], {}
+    index = discover_stream(segments, namespace)
+    return list(index.clusters.values()), uncovered.unconfigured(index.bootstraps)
 
 
 def _services(segments: list[Segment], namespace: str | None = None) -> tuple[ServiceRef, ...]:
@@ -150,6 +154,15 @@ def _services(segments: list[Segment], namespace: str | None = None) -> tuple[Se
     from proxy_postrender.noproxy.discovery import discover_services
 
     return discover_services(segments, namespace) if segments else ()
+
+
+def _shown(found: Scope) -> str:
+    """A scope's value, or why no value is written for it."""
+    if found.unconfigured is None:
+        return found.value
+    from proxy_postrender.noproxy import explain as explain_mod
+
+    return explain_mod.not_written(found)
 
 
 def _preset_on(config: NoProxyConfig) -> bool:
@@ -243,10 +256,14 @@ def noproxy_command(
         found = _scopes(settings, segments, services, cluster, namespace)
         if explain:
             sys.stdout.write("\n".join(explain_mod.explain(s) for s in found))
+        elif len(found) == 1 and found[0].unconfigured is not None:
+            # nothing on stdout: no NO_PROXY is written for these nodes
+            said = explain_mod.not_written(found[0])
+            sys.stderr.write(f"proxy-postrender: {found[0].label}: {said}\n")
         elif len(found) == 1:
             sys.stdout.write(found[0].value + "\n")
         else:
-            sys.stdout.write("".join(f"{s.label}: {s.value}\n" for s in found))
+            sys.stdout.write("".join(f"{s.label}: {_shown(s)}\n" for s in found))
         return 0
 
     base.guarded(run_it)
@@ -301,6 +318,11 @@ def check_command(
         services = _services(segments, namespace)
         keys = _service_keys(config, services)
         chosen = _scopes(settings, segments, keys, cluster, namespace)[0]
+        if chosen.unconfigured is not None and value is None:
+            raise UsageError(
+                f"--cluster {cluster}: {explain_mod.not_written(chosen)}: no node NO_PROXY "
+                "to check (give one with --value)"
+            )
         try:
             wanted = [(clients.parse_destination(d), "") for d in destinations]
         except (LookupError, clients.DestinationError) as exc:
