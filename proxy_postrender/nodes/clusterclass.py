@@ -1,4 +1,7 @@
-"""ClusterClass patches that set a whole ``files`` or ``preKubeadmCommands`` list.
+"""ClusterClass patches that set a whole file or command list of a bootstrap template.
+
+The lists are those of the dialect rows (proxy_postrender/dialects.py): kubeadm's
+``files`` and ``preKubeadmCommands``, in each template kind's spec.
 
 When the topology reconciles, Cluster API applies each definition's
 ``jsonPatches`` in order to the templates it selects. A patch that sets a whole
@@ -32,7 +35,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from proxy_postrender import TYPE_CHECKING
+from proxy_postrender import TYPE_CHECKING, dialects
 
 if TYPE_CHECKING:
     from typing import Any
@@ -47,7 +50,7 @@ from proxy_postrender.objects import Path
 from proxy_postrender.plans import SecretRef
 from proxy_postrender.record import Record
 from proxy_postrender.structs import Struct
-from proxy_postrender.targets import BUILT_IN, KUBEADM, Target
+from proxy_postrender.targets import Target
 from proxy_postrender.yamltext.ops import DeleteItem, InsertItems
 
 
@@ -55,15 +58,24 @@ def _pointer(path: Path, key: str) -> str:
     return "".join(f"/{step}" for step in (*path, key))
 
 
-# In the template objects a patch selects: the JSON pointer of each list (from the table).
+# In the template objects a patch selects: the JSON pointer of each list, and its role
+# ("files" or "commands"), from the dialect rows.
 LIST_POINTERS: Mapping[str, Mapping[str, str]] = {
-    target.kind: {
-        _pointer(target.paths[0], "files"): "files",
-        _pointer(target.paths[0], "preKubeadmCommands"): "commands",
+    row.kind: {
+        _pointer(row.spec_path, dialect.files_key): "files",
+        _pointer(row.spec_path, dialect.commands_key): "commands",
     }
-    for target in BUILT_IN.of_planner(KUBEADM)
-    if target.kind.endswith("Template")
+    for dialect in dialects.DIALECTS
+    for row in dialect.kinds
+    if row.level in dialects.TEMPLATE_LEVELS
 }
+# the template kinds whose dialect has Linux nodes only (no Windows rule applies)
+_LINUX_ONLY = frozenset(
+    row.kind
+    for dialect in dialects.DIALECTS
+    if dialect.os_rule == dialects.OS_LINUX
+    for row in dialect.kinds
+)
 
 # Patterns, compiled on first use (``re`` caches them): most runs never need them.
 _KEY_LINE = r"""^(?:"([^"]*)"|'([^']*)'|([^\s#'"{\[\-][^:#]*?))\s*:(?:\s+(.*))?$"""
@@ -165,9 +177,12 @@ def _follow_up(
     wanted: _Wanted,
     name: Any,
     where: str,
+    *,
+    linux_only: bool = False,
 ) -> list[dict[str, Any]] | None:
     """The literal patches that put the tool's entries back after a patch that sets a
-    list (or its parent) as a whole; None when the patch does not wipe them."""
+    list (or its parent) as a whole; None when the patch does not wipe them.
+    ``linux_only``: the selected kind's dialect has no Windows nodes."""
     value_from = json_patch.get("valueFrom")
     literal = "value" in json_patch
     lists = {p: n for p, n in pointers.items() if p == pointer or p.startswith(pointer + "/")}
@@ -198,7 +213,7 @@ def _follow_up(
             f"from a value that already writes {carried}, which the tool adds after the patch; "
             "take that out of the value and let the tool write it",
         )
-    windows = _is_windows(
+    windows = not linux_only and _is_windows(
         json_patch, pointers.get(pointer), f"ClusterClass patch {name!r} ({where})"
     )
     files, commands = wanted.for_os(windows)
@@ -273,6 +288,9 @@ def _list_patches(
     return patches
 
 
+_KUBEADM = dialects.KUBEADM  # the dialect the Windows rule (nodes/nodeos.py) reads
+
+
 def _is_windows(
     json_patch: Mapping[str, Any], list_name: str | None, patch: str, ours: Sequence[str] = ()
 ) -> bool:
@@ -288,7 +306,7 @@ def _is_windows(
     return nodeos.value_is_windows(
         json_patch.get("value"),
         template,
-        {"files": "files", "commands": "preKubeadmCommands"}.get(list_name or ""),
+        {"files": _KUBEADM.files_key, "commands": _KUBEADM.commands_key}.get(list_name or ""),
         f"the value of {patch}",
         ignore_paths=ours,
         is_tool=kubeadm.is_tool_command,
@@ -311,7 +329,7 @@ def _carried(text: str, wanted: _Wanted) -> str | None:
 
 
 def _pointers(definition: Mapping[str, Any], where_def: str) -> Mapping[str, str]:
-    """The kubeadm lists (pointer -> "files" or "commands") of the templates that the
+    """The bootstrap lists (pointer -> "files" or "commands") of the templates that the
     definition's selector picks."""
     selector = definition.get("selector")
     if selector is None:
@@ -319,6 +337,11 @@ def _pointers(definition: Mapping[str, Any], where_def: str) -> Mapping[str, str
     if not isinstance(selector, Mapping):
         raise InputError(f"{where_def}.selector is not a mapping")
     return LIST_POINTERS.get(str(selector.get("kind")), {})
+
+
+def _selected_kind(definition: Mapping[str, Any]) -> str | None:
+    selector = definition.get("selector")
+    return str(selector.get("kind")) if isinstance(selector, Mapping) else None
 
 
 def _wanted(settings: NodeSettings | None, env: Any, secret: SecretRef | None) -> _Wanted:
@@ -348,7 +371,7 @@ def plan(
     on_conflict = settings.on_conflict if settings else "keep"
     result = NodePlan.for_env(found)
     recorded = Record.read(obj, kubeadm.ANNOTATION)
-    from proxy_postrender.nodes import ccowned  # lazy: start-up
+    from proxy_postrender.nodes import ccowned, writers  # lazy: start-up
 
     owned = ccowned.parse(recorded)
     injecting = bool(settings and env)
@@ -371,19 +394,20 @@ def plan(
     entries: list[str] = []
     now_empty: set[str] = set()
     claimed: set[tuple[int, int, int]] = set()
-    ours = classvars.named(kubeadm.as_list(spec.get("patches"), "spec.patches"), classvars.PATCH)
-    for i, patch in enumerate(kubeadm.as_list(spec.get("patches"), "spec.patches")):
+    ours = classvars.named(writers.as_list(spec.get("patches"), "spec.patches"), classvars.PATCH)
+    for i, patch in enumerate(writers.as_list(spec.get("patches"), "spec.patches")):
         if owned.patch is not None and i in ours:
             continue  # the tool's own last patch: planned below
         definitions = patch.get("definitions") if isinstance(patch, Mapping) else None
         for j, definition in enumerate(
-            kubeadm.as_list(definitions, f"spec.patches[{i}].definitions")
+            writers.as_list(definitions, f"spec.patches[{i}].definitions")
         ):
             if not isinstance(definition, Mapping):
                 continue
             where_def = f"spec.patches[{i}].definitions[{j}]"
             pointers = _pointers(definition, where_def)
-            json_patches = kubeadm.as_list(
+            linux_only = _selected_kind(definition) in _LINUX_ONLY
+            json_patches = writers.as_list(
                 definition.get("jsonPatches"), f"{where_def}.jsonPatches"
             )
             list_path = (*base, "spec", "patches", i, "definitions", j, "jsonPatches")
@@ -418,7 +442,15 @@ def plan(
                     continue
                 follow = None
                 if injecting:
-                    follow = _follow_up(json_patch, pointer, pointers, wanted, patch_name, where)
+                    follow = _follow_up(
+                        json_patch,
+                        pointer,
+                        pointers,
+                        wanted,
+                        patch_name,
+                        where,
+                        linux_only=linux_only,
+                    )
                     if follow:
                         need_secret_name()
                 existing = tool_runs.get(k, 0)
@@ -454,6 +486,7 @@ def plan(
                     entries,
                     now_empty,
                     need_secret_name,
+                    linux_only=linux_only,
                 )
     # tool patches recorded where no patch needs them any more (a changed ClusterClass)
     for (i, j), runs in owned.patches.items():
@@ -560,12 +593,18 @@ def _extend_literal(
     entries: list[str],
     now_empty: set[str],
     need_secret_name: Any,
+    *,
+    linux_only: bool = False,
 ) -> None:
     """A patch whose literal ``value`` is the whole list: the tool's entries go into it."""
+    from proxy_postrender.nodes import writers  # lazy: start-up
+
     value = json_patch.get("value")
-    kubeadm.as_list(value, f"{where}.value")  # a list or null, before it is looked at
+    writers.as_list(value, f"{where}.value")  # a list or null, before it is looked at
     ours = [*owned.files.get(old_ident, []), *(str(f["path"]) for f in wanted_files)]
-    if _is_windows(json_patch, list_name, f"the ClusterClass patch at {where}", ours):
+    if not linux_only and _is_windows(
+        json_patch, list_name, f"the ClusterClass patch at {where}", ours
+    ):
         return  # a Windows list written out in full: left as it is
     if wanted_files or wanted_commands:
         need_secret_name()
@@ -574,7 +613,7 @@ def _extend_literal(
     if restore:
         now_empty.add(ident)
     if list_name == "files":
-        files = kubeadm.plan_files(
+        files = writers.plan_files(
             json_patch,
             path,
             "value",
@@ -590,7 +629,7 @@ def _extend_literal(
         if files.owned:
             entries.append(f"{ident}=files:{','.join(files.owned)}")
     else:
-        ops = kubeadm.plan_commands(
+        ops = writers.plan_commands(
             json_patch,
             path,
             "value",
@@ -598,6 +637,8 @@ def _extend_literal(
             owned.commands.get(old_ident, 0),
             wanted_commands,
             restore_empty=restore,
+            is_tool=kubeadm.is_tool_command,
+            record=kubeadm.ANNOTATION,
         )
         result.ops += ops
         result.changed_commands |= bool(ops)
