@@ -140,7 +140,55 @@ KUBEADM = Dialect(
     source="kubernetes-sigs/cluster-api (tests/capi/schemas/SOURCE.md)",
 )
 
-DIALECTS: tuple[Dialect, ...] = (KUBEADM,)
+# CAPA's EKS bootstrap (kubernetes-sigs/cluster-api-provider-aws at
+# 2cf09d78547d32975570a4b9ba5496bdfe26abeb, config/crd/bases/
+# bootstrap.cluster.x-k8s.io_{eksconfigs,eksconfigtemplates,nodeadmconfigs,
+# nodeadmconfigtemplates}.yaml): Amazon Linux nodes, cloud-init ``write_files``
+# from ``files`` (``contentFrom`` read by the controller), the commands run before
+# /etc/eks/bootstrap.sh (AL2) or nodeadm (AL2023); no ``format`` field.
+_EKS_SOURCE = "kubernetes-sigs/cluster-api-provider-aws@2cf09d78547d32975570a4b9ba5496bdfe26abeb"
+_EKS_NOTE = (
+    "EKS add-ons (aws-node, kube-proxy) are installed by EKS, not in the render: "
+    "give them the proxy through their add-on configuration"
+)
+
+EKS = Dialect(
+    name="eks",
+    kinds=(
+        BootstrapKind(
+            _BOOTSTRAP, "EKSConfigTemplate", TEMPLATE, _TEMPLATE_SPEC, _TEMPLATE_REQUIRED
+        ),
+        BootstrapKind(_BOOTSTRAP, "EKSConfig", CONFIG, ("spec",)),
+    ),
+    files_key="files",
+    commands_key="preBootstrapCommands",
+    formats=(),
+    os_rule=OS_LINUX,
+    restart=RESTART_CONTAINERD,
+    writers=(FILE_LIST, COMMAND_PREFIX),
+    notes=(_EKS_NOTE,),
+    source=_EKS_SOURCE,
+)
+
+EKS_NODEADM = Dialect(
+    name="eks-nodeadm",
+    kinds=(
+        BootstrapKind(
+            _BOOTSTRAP, "NodeadmConfigTemplate", TEMPLATE, _TEMPLATE_SPEC, _TEMPLATE_REQUIRED
+        ),
+        BootstrapKind(_BOOTSTRAP, "NodeadmConfig", CONFIG, ("spec",)),
+    ),
+    files_key="files",
+    commands_key="preNodeadmCommands",
+    formats=(),
+    os_rule=OS_LINUX,
+    restart=RESTART_CONTAINERD,
+    writers=(FILE_LIST, COMMAND_PREFIX),
+    notes=(_EKS_NOTE,),
+    source=_EKS_SOURCE,
+)
+
+DIALECTS: tuple[Dialect, ...] = (KUBEADM, EKS, EKS_NODEADM)
 
 # (API group, kind) -> (its dialect, the kind's row)
 BY_KIND: Mapping[tuple[str, str], tuple[Dialect, BootstrapKind]] = {

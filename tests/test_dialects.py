@@ -1,11 +1,13 @@
 """The bootstrap dialects (proxy_postrender/dialects.py): one row per provider, read by all.
 
 - the rows agree with the CRDs: each kind's spec path, file list and command list are
-  fields of the real schemas (tests/capi/schemas),
+  fields of the real schemas (tests/capi/schemas, and schemas/eks for CAPA's EKS kinds),
   and the levels a row says are required are exactly those the schemas require;
 - everything that used to spell out kubeadm's kinds and list names now reads the rows:
   the node targets, the ClusterClass list pointers, the class variable's patch paths,
   the template kinds the discovery keeps; kubeadm's entries are what they were;
+- the EKS rows: EKSConfig(Template) with ``files`` + ``preBootstrapCommands``,
+  NodeadmConfig(Template) with ``files`` + ``preNodeadmCommands``, Linux only.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from proxy_postrender import dialects, targets
 from proxy_postrender.nodes import classvars, clusterclass
 from proxy_postrender.noproxy import discovery
 from tests.capi.crd_schema import SCHEMA_DIRS
+from tests.helpers import GOLDEN, SHARED_PROFILE, run_cli
 
 ROWS = [(dialect, row) for dialect in dialects.DIALECTS for row in dialect.kinds]
 
@@ -85,15 +88,60 @@ def test_clusterclass_pointers_and_class_patch_paths_read_the_rows() -> None:
             "/spec/template/spec/files": "files",
             "/spec/template/spec/preKubeadmCommands": "commands",
         },
+        "EKSConfigTemplate": {
+            "/spec/template/spec/files": "files",
+            "/spec/template/spec/preBootstrapCommands": "commands",
+        },
+        "NodeadmConfigTemplate": {
+            "/spec/template/spec/files": "files",
+            "/spec/template/spec/preNodeadmCommands": "commands",
+        },
     }
     assert classvars._PATHS == {
         "KubeadmControlPlaneTemplate": "/spec/template/spec/kubeadmConfigSpec/files/-",
         "KubeadmConfigTemplate": "/spec/template/spec/files/-",
+        "EKSConfigTemplate": "/spec/template/spec/files/-",
+        "NodeadmConfigTemplate": "/spec/template/spec/files/-",
     }
     assert set(clusterclass.LIST_POINTERS) == discovery.TEMPLATE_KINDS
     assert discovery.TEMPLATE_KINDS <= discovery.DISCOVERY_KINDS
 
 
+def test_the_eks_rows() -> None:
+    eks = {row.kind: (d.files_key, d.commands_key, d.os_rule) for d, row in ROWS}
+    assert (
+        eks["EKSConfig"] == eks["EKSConfigTemplate"] == ("files", "preBootstrapCommands", "linux")
+    )
+    assert (
+        eks["NodeadmConfig"]
+        == eks["NodeadmConfigTemplate"]
+        == (
+            "files",
+            "preNodeadmCommands",
+            "linux",
+        )
+    )
+    for dialect in (dialects.EKS, dialects.EKS_NODEADM):
+        assert any("aws-node" in note and "kube-proxy" in note for note in dialect.notes)
+        assert dialect.source.endswith("@2cf09d78547d32975570a4b9ba5496bdfe26abeb")
+
+
 def test_kinds_are_unique_across_rows() -> None:
     keys = [(row.group, row.kind) for _, row in ROWS]
     assert len(keys) == len(set(keys)) == len(dialects.BY_KIND)
+
+
+def test_report_says_the_eks_add_ons_are_not_in_the_render() -> None:
+    """--report notes, on each EKS object it configures, that aws-node and kube-proxy are
+    EKS add-ons outside the render; a kubeadm stream gets no such note."""
+    eks = (GOLDEN / "capi-eks" / "input.yaml").read_bytes()
+    proc = run_cli([str(SHARED_PROFILE), "--report"], eks)
+    assert proc.returncode == 0, proc.stderr
+    report = proc.stderr.decode()
+    assert "preBootstrapCommands: 8 commands in front" in report
+    assert report.count("note: EKS add-ons (aws-node, kube-proxy)") == 2  # template and config
+    kubeadm = (GOLDEN / "capi-v1beta2" / "input.yaml").read_bytes()
+    proc = run_cli([str(SHARED_PROFILE), "--report"], kubeadm)
+    assert proc.returncode == 0
+    assert b"aws-node" not in proc.stderr
+    assert b"preKubeadmCommands: 8 commands in front" in proc.stderr

@@ -1,9 +1,9 @@
 """Cluster API node bootstrap: drop-ins and ``export`` lines for the nodes of each
-bootstrap dialect (the rows of proxy_postrender/dialects.py).
+bootstrap dialect (kubeadm, EKS: the rows of proxy_postrender/dialects.py).
 
 - ``kubeadm``: the planner for the bootstrap specs of every dialect row (kubeadm's
-  KubeadmControlPlane, KubeadmConfig and their templates), its settings and the Secret
-  layout of Secret mode;
+  KubeadmControlPlane, KubeadmConfig and their templates; EKSConfig, NodeadmConfig and
+  their templates), its settings and the Secret layout of Secret mode;
 - ``writers``: the registry of writers a row names ("file list", "command prefix";
   "field setter", "config patch", "env list" declared for providers to come);
 - ``clusterclass``: the planner for ClusterClass patches that set the bootstrap lists;

@@ -1,7 +1,8 @@
 """ClusterClass patches that set a whole file or command list of a bootstrap template.
 
 The lists are those of the dialect rows (proxy_postrender/dialects.py): kubeadm's
-``files`` and ``preKubeadmCommands``, in each template kind's spec.
+``files`` and ``preKubeadmCommands``, EKS's ``files`` and ``preBootstrapCommands``
+or ``preNodeadmCommands``, in each template kind's spec.
 
 When the topology reconciles, Cluster API applies each definition's
 ``jsonPatches`` in order to the templates it selects. A patch that sets a whole

@@ -1,14 +1,14 @@
 """Plan the node-bootstrap changes for Cluster API bootstrap objects, in their dialect.
 
 Every spec of a dialect row whose nodes take files and commands (kubeadm's
-KubeadmConfigSpec; proxy_postrender/dialects.py) gets systemd drop-ins for
-containerd (and kubelet) in its file list (kubeadm: ``files``) and, in front of
-its command list (kubeadm: ``preKubeadmCommands``), a daemon-reload, a
-containerd restart that waits for its socket, and ``export`` lines (kubeadm
-pulls images itself and copies ``*_proxy`` into the static pods); the writers
-of nodes/writers.py put them in. What the tool added is recorded in
-``proxy-postrender.io/node-bootstrap`` (``files=PATH,PATH;commands=N``). Pure
-data in, operations out.
+KubeadmConfigSpec, EKS's EKSConfig and NodeadmConfig specs; proxy_postrender/
+dialects.py) gets systemd drop-ins for containerd (and kubelet) in its file list
+(kubeadm: ``files``) and, in front of its command list (kubeadm:
+``preKubeadmCommands``), a daemon-reload, a containerd restart that waits for
+its socket, and ``export`` lines (kubeadm pulls images itself and copies
+``*_proxy`` into the static pods); the writers of nodes/writers.py put them in.
+What the tool added is recorded in ``proxy-postrender.io/node-bootstrap``
+(``files=PATH,PATH;commands=N``). Pure data in, operations out.
 """
 
 from __future__ import annotations
