@@ -91,7 +91,7 @@ _BOOTSTRAP = "bootstrap.cluster.x-k8s.io"
 _CONTROL_PLANE = "controlplane.cluster.x-k8s.io"
 _TEMPLATE_SPEC: Steps = ("spec", "template", "spec")
 # a template's spec.template is required in every version (Cluster API, CAPA)
-_TEMPLATE_REQUIRED = {
+_TEMPLATE_REQUIRED: dict[str, frozenset[Steps]] = {
     "v1beta1": frozenset({("spec", "template")}),
     "v1beta2": frozenset({("spec", "template")}),
 }

@@ -59,7 +59,7 @@ _TEMPLATES: dict[str, tuple[dialects.BootstrapKind, dialects.Dialect]] = {
     for row in dialect.kinds
     if row.level in dialects.TEMPLATE_LEVELS
 }
-_PATHS = {
+_PATHS: dict[str, str] = {
     kind: "".join(f"/{step}" for step in (*row.spec_path, dialect.files_key, "-"))
     for kind, (row, dialect) in _TEMPLATES.items()
 }

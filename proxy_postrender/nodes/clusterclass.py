@@ -71,7 +71,7 @@ LIST_POINTERS: Mapping[str, Mapping[str, str]] = {
     if row.level in dialects.TEMPLATE_LEVELS
 }
 # the template kinds whose dialect has Linux nodes only (no Windows rule applies)
-_LINUX_ONLY = frozenset(
+_LINUX_ONLY: frozenset[str] = frozenset(
     row.kind
     for dialect in dialects.DIALECTS
     if dialect.os_rule == dialects.OS_LINUX

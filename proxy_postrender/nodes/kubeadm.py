@@ -36,7 +36,7 @@ ANNOTATION = "proxy-postrender.io/node-bootstrap"
 CONTAINERD_SOCKET = dialects.CONTAINERD_SOCKET
 RESTART_CONTAINERD = dialects.RESTART_CONTAINERD
 # every dialect's restart command (a re-run recognises the tool's own)
-_RESTARTS = frozenset(d.restart for d in dialects.DIALECTS)
+_RESTARTS: frozenset[str] = frozenset(d.restart for d in dialects.DIALECTS)
 
 
 DEFAULT_ENV_FILE = "/etc/proxy-postrender/proxy.env"

@@ -68,7 +68,7 @@ _LINUX_PROGRAMS = frozenset(
     }
 )
 # the command lists the rule reads: the kubeadm row's (the one dialect with Windows nodes)
-COMMAND_LISTS = dialects.KUBEADM.os_command_lists
+COMMAND_LISTS: tuple[str, ...] = dialects.KUBEADM.os_command_lists
 # What made the old rule call a value Windows: only a value that mentions one of these
 # and cannot be read is left undecided (patch values from Go templates).
 _MENTIONS = r"(?im)powershell|pwsh|\.ps1\b|(^|[\s\"'])[A-Za-z]:[/\\]"

@@ -51,8 +51,8 @@ CLUSTER_NAME_LABEL = "cluster.x-k8s.io/cluster-name"
 # kinds the discovery reads (besides the infrastructure clusters a Cluster names)
 # the bootstrap template kinds a ClusterClass names, of every dialect row (kept in the
 # index: the class's own patch selects those of the stream)
-TEMPLATE_KINDS = dialects.TEMPLATE_KINDS
-DISCOVERY_KINDS = (
+TEMPLATE_KINDS: frozenset[str] = dialects.TEMPLATE_KINDS
+DISCOVERY_KINDS: frozenset[str] = (
     frozenset({"Cluster", "MachineDeployment", "MachinePool", "ClusterClass"}) | TEMPLATE_KINDS
 )
 
