@@ -21,28 +21,28 @@ from collections.abc import Mapping
 from proxy_postrender.structs import FrozenStruct, field
 
 # The level of a kind: where its spec sits among a cluster's objects.
-CONFIG = "config"  # one machine's bootstrap config (KubeadmConfig)
-TEMPLATE = "template"  # the workers' template (KubeadmConfigTemplate)
-CONTROL_PLANE = "control plane"  # KubeadmControlPlane
-CONTROL_PLANE_TEMPLATE = "control-plane template"  # a ClusterClass's control plane
-TEMPLATE_LEVELS = (TEMPLATE, CONTROL_PLANE_TEMPLATE)
+CONFIG: str = "config"  # one machine's bootstrap config (KubeadmConfig)
+TEMPLATE: str = "template"  # the workers' template (KubeadmConfigTemplate)
+CONTROL_PLANE: str = "control plane"  # KubeadmControlPlane
+CONTROL_PLANE_TEMPLATE: str = "control-plane template"  # a ClusterClass's control plane
+TEMPLATE_LEVELS: tuple[str, ...] = (TEMPLATE, CONTROL_PLANE_TEMPLATE)
 
 # How the OS of a spec is told.
-OS_NODEOS = "nodeos"  # Linux or Windows by the one rule of nodes/nodeos.py
-OS_LINUX = "linux"  # Linux nodes only: the provider's bootstrap has no Windows form
+OS_NODEOS: str = "nodeos"  # Linux or Windows by the one rule of nodes/nodeos.py
+OS_LINUX: str = "linux"  # Linux nodes only: the provider's bootstrap has no Windows form
 
 # The writers (nodes/writers.py registers them by these names).
-FILE_LIST = "file list"  # the tool's files appended to a list of files
-COMMAND_PREFIX = "command prefix"  # the tool's commands first in a list of commands
-FIELD_SETTER = "field setter"  # fields of the spec set to the proxy values
-CONFIG_PATCH = "config patch"  # a patch document added to a list of patches
-ENV_LIST = "env list"  # name/value entries added to an env list
-WRITERS = (FILE_LIST, COMMAND_PREFIX, FIELD_SETTER, CONFIG_PATCH, ENV_LIST)
+FILE_LIST: str = "file list"  # the tool's files appended to a list of files
+COMMAND_PREFIX: str = "command prefix"  # the tool's commands first in a list of commands
+FIELD_SETTER: str = "field setter"  # fields of the spec set to the proxy values
+CONFIG_PATCH: str = "config patch"  # a patch document added to a list of patches
+ENV_LIST: str = "env list"  # name/value entries added to an env list
+WRITERS: tuple[str, ...] = (FILE_LIST, COMMAND_PREFIX, FIELD_SETTER, CONFIG_PATCH, ENV_LIST)
 
-CONTAINERD_SOCKET = "/run/containerd/containerd.sock"
+CONTAINERD_SOCKET: str = "/run/containerd/containerd.sock"
 # containerd reads its drop-in only when restarted; the wait keeps kubeadm (or the
 # provider's bootstrap) from finding no socket
-RESTART_CONTAINERD = (
+RESTART_CONTAINERD: str = (
     "systemctl restart containerd && for i in $(seq 1 60); do "
     f"[ -S {CONTAINERD_SOCKET} ] && break; sleep 1; done"
 )
@@ -87,8 +87,8 @@ class Dialect(FrozenStruct):
         return (self.files_key, self.commands_key)
 
 
-_BOOTSTRAP = "bootstrap.cluster.x-k8s.io"
-_CONTROL_PLANE = "controlplane.cluster.x-k8s.io"
+_BOOTSTRAP: str = "bootstrap.cluster.x-k8s.io"
+_CONTROL_PLANE: str = "controlplane.cluster.x-k8s.io"
 _TEMPLATE_SPEC: Steps = ("spec", "template", "spec")
 # a template's spec.template is required in every version (Cluster API, CAPA)
 _TEMPLATE_REQUIRED: dict[str, frozenset[Steps]] = {
@@ -96,7 +96,7 @@ _TEMPLATE_REQUIRED: dict[str, frozenset[Steps]] = {
     "v1beta2": frozenset({("spec", "template")}),
 }
 
-KUBEADM = Dialect(
+KUBEADM: Dialect = Dialect(
     name="kubeadm",
     kinds=(
         BootstrapKind(
@@ -146,13 +146,15 @@ KUBEADM = Dialect(
 # nodeadmconfigtemplates}.yaml): Amazon Linux nodes, cloud-init ``write_files``
 # from ``files`` (``contentFrom`` read by the controller), the commands run before
 # /etc/eks/bootstrap.sh (AL2) or nodeadm (AL2023); no ``format`` field.
-_EKS_SOURCE = "kubernetes-sigs/cluster-api-provider-aws@2cf09d78547d32975570a4b9ba5496bdfe26abeb"
-_EKS_NOTE = (
+_EKS_SOURCE: str = (
+    "kubernetes-sigs/cluster-api-provider-aws@2cf09d78547d32975570a4b9ba5496bdfe26abeb"
+)
+_EKS_NOTE: str = (
     "EKS add-ons (aws-node, kube-proxy) are installed by EKS, not in the render: "
     "give them the proxy through their add-on configuration"
 )
 
-EKS = Dialect(
+EKS: Dialect = Dialect(
     name="eks",
     kinds=(
         BootstrapKind(
@@ -170,7 +172,7 @@ EKS = Dialect(
     source=_EKS_SOURCE,
 )
 
-EKS_NODEADM = Dialect(
+EKS_NODEADM: Dialect = Dialect(
     name="eks-nodeadm",
     kinds=(
         BootstrapKind(

@@ -193,15 +193,7 @@ def _follow_up(
         return None  # a literal list: extended in place
     if not literal:
         _check_template_source(value_from, pointer, name, where)
-    deeper = [p for p in lists if p != pointer and "/" in p[len(pointer) + 1 :]]
-    if deeper:
-        raise _refusal(
-            name,
-            where,
-            pointer,
-            f"as a whole, above {', '.join(deeper)}: the tool cannot tell what it leaves there; "
-            "patch the fields below it instead",
-        )
+    _check_not_above(lists, pointer, name, where)
     value = json_patch.get("value")
     text = "" if literal or value_from is None else str(value_from["template"])
     seen = repr(value) if literal else text  # what the patch writes, to search
@@ -233,6 +225,19 @@ def _follow_up(
             name, where, pointer, f"from a template the tool cannot read safely: {exc}"
         ) from None
     return _list_patches(lists, kinds, files, commands, pointer, name, where)
+
+
+def _check_not_above(lists: Mapping[str, str], pointer: str, name: Any, where: str) -> None:
+    """Refuse a patch that sets a level more than one above a list as a whole."""
+    deeper = [p for p in lists if p != pointer and "/" in p[len(pointer) + 1 :]]
+    if deeper:
+        raise _refusal(
+            name,
+            where,
+            pointer,
+            f"as a whole, above {', '.join(deeper)}: the tool cannot tell what it leaves there; "
+            "patch the fields below it instead",
+        )
 
 
 def _check_template_source(value_from: Any, pointer: str, name: Any, where: str) -> None:
@@ -289,7 +294,9 @@ def _list_patches(
     return patches
 
 
-_KUBEADM = dialects.KUBEADM  # the dialect the Windows rule (nodes/nodeos.py) reads
+_KUBEADM: dialects.Dialect = (
+    dialects.KUBEADM
+)  # the dialect the Windows rule (nodes/nodeos.py) reads
 
 
 def _is_windows(
@@ -613,35 +620,73 @@ def _extend_literal(
     restore = old_ident in owned.empty or value == []
     if restore:
         now_empty.add(ident)
+    args = (json_patch, path, where, owned, old_ident, ident, result, entries, restore)
     if list_name == "files":
-        files = writers.plan_files(
-            json_patch,
-            path,
-            "value",
-            where,
-            owned.files.get(old_ident, []),
-            wanted_files,
-            on_conflict,
-            restore_empty=restore,
-        )
-        result.ops += files.ops
-        result.files_added += files.added
-        result.files_kept += files.kept
-        if files.owned:
-            entries.append(f"{ident}=files:{','.join(files.owned)}")
+        _extend_files(*args, wanted_files, on_conflict)
     else:
-        ops = writers.plan_commands(
-            json_patch,
-            path,
-            "value",
-            where,
-            owned.commands.get(old_ident, 0),
-            wanted_commands,
-            restore_empty=restore,
-            is_tool=kubeadm.is_tool_command,
-            record=kubeadm.ANNOTATION,
-        )
-        result.ops += ops
-        result.changed_commands |= bool(ops)
-        if wanted_commands:
-            entries.append(f"{ident}=commands:{len(wanted_commands)}")
+        _extend_commands(*args, wanted_commands)
+
+
+def _extend_files(
+    json_patch: Mapping[str, Any],
+    path: Path,
+    where: str,
+    owned: Owned,
+    old_ident: str,
+    ident: str,
+    result: NodePlan,
+    entries: list[str],
+    restore: bool,
+    wanted_files: list[dict[str, Any]],
+    on_conflict: str,
+) -> None:
+    """The "file list" writer on a patch's literal list of files, with its record entry."""
+    from proxy_postrender.nodes import writers  # lazy: start-up
+
+    files = writers.plan_files(
+        json_patch,
+        path,
+        "value",
+        where,
+        owned.files.get(old_ident, []),
+        wanted_files,
+        on_conflict,
+        restore_empty=restore,
+    )
+    result.ops += files.ops
+    result.files_added += files.added
+    result.files_kept += files.kept
+    if files.owned:
+        entries.append(f"{ident}=files:{','.join(files.owned)}")
+
+
+def _extend_commands(
+    json_patch: Mapping[str, Any],
+    path: Path,
+    where: str,
+    owned: Owned,
+    old_ident: str,
+    ident: str,
+    result: NodePlan,
+    entries: list[str],
+    restore: bool,
+    wanted_commands: list[str],
+) -> None:
+    """The "command prefix" writer on a patch's literal list of commands."""
+    from proxy_postrender.nodes import writers  # lazy: start-up
+
+    ops = writers.plan_commands(
+        json_patch,
+        path,
+        "value",
+        where,
+        owned.commands.get(old_ident, 0),
+        wanted_commands,
+        restore_empty=restore,
+        is_tool=kubeadm.is_tool_command,
+        record=kubeadm.ANNOTATION,
+    )
+    result.ops += ops
+    result.changed_commands |= bool(ops)
+    if wanted_commands:
+        entries.append(f"{ident}=commands:{len(wanted_commands)}")

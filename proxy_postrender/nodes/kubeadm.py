@@ -33,8 +33,8 @@ from proxy_postrender.targets import Target
 from proxy_postrender.yamltext.ops import AddKey, DeleteKey, Op, SetValue
 
 ANNOTATION = "proxy-postrender.io/node-bootstrap"
-CONTAINERD_SOCKET = dialects.CONTAINERD_SOCKET
-RESTART_CONTAINERD = dialects.RESTART_CONTAINERD
+CONTAINERD_SOCKET: str = dialects.CONTAINERD_SOCKET
+RESTART_CONTAINERD: str = dialects.RESTART_CONTAINERD
 # every dialect's restart command (a re-run recognises the tool's own)
 _RESTARTS: frozenset[str] = frozenset(d.restart for d in dialects.DIALECTS)
 
