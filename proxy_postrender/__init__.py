@@ -6,7 +6,8 @@ never sideways between concerns (tests/test_layout.py checks it, and that the
 imports have no circle). docs/how-it-works.md draws the data flow.
 
 1. structs — record classes without the start-up cost of dataclasses
-2. errors, redact, objects — exit codes, secret masking, objects as plain data
+2. errors, redact, objects, dialects — exit codes, secret masking, objects as plain
+   data, the bootstrap providers as rows
 3. yamltext/ — the stream as text: split, read with positions, splice, spool
 4. noproxy/ — NO_PROXY: entries, presets, scopes, clusters, clients, advice
 4. targets, record, plans — the target table, ownership annotations, the plan base

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from proxy_postrender import TYPE_CHECKING, targets
 from proxy_postrender.errors import InputError
 from proxy_postrender.fields import setters
-from proxy_postrender.nodes import clusterclass, kubeadm
+from proxy_postrender.nodes import kubeadm
 from proxy_postrender.noproxy import fleet
 from proxy_postrender.noproxy.environments import NODES, WORKLOADS, ObjectEnv
 from proxy_postrender.objects import Path
@@ -43,10 +43,20 @@ class Planner(FrozenStruct):
     annotation: str  # where its plans record what the tool injected
 
 
+def _clusterclass_plan(
+    obj: Mapping[str, Any], base: Path, target: Target, found: ObjectEnv, settings: Any
+) -> Plan | None:
+    """nodes/clusterclass.py's planner, imported when a stream has a ClusterClass (a run
+    without Cluster API objects never loads it, nor nodes/classvars.py)."""
+    from proxy_postrender.nodes import clusterclass
+
+    return clusterclass.plan(obj, base, target, found, settings)
+
+
 def _topology_plan(
     obj: Mapping[str, Any], base: Path, target: Target, found: ObjectEnv, settings: Any
 ) -> Plan | None:
-    """nodes/topology.py's plan, imported when a stream holds a Cluster (start-up)."""
+    """nodes/topology.py's planner, imported when a stream has a Cluster."""
     from proxy_postrender.nodes import topology
 
     return topology.plan(obj, base, target, found, settings)
@@ -55,7 +65,7 @@ def _topology_plan(
 PLANNERS: Mapping[str, Planner] = {
     targets.PODS: Planner(workloads.plan, lambda r: r.pods, WORKLOADS, workloads.ANNOTATION),
     targets.KUBEADM: Planner(kubeadm.plan, lambda r: r.nodes, NODES, kubeadm.ANNOTATION),
-    targets.CLUSTERCLASS: Planner(clusterclass.plan, lambda r: r.nodes, NODES, kubeadm.ANNOTATION),
+    targets.CLUSTERCLASS: Planner(_clusterclass_plan, lambda r: r.nodes, NODES, kubeadm.ANNOTATION),
     targets.TOPOLOGY: Planner(_topology_plan, lambda r: r.nodes, NODES, kubeadm.ANNOTATION),
     targets.FIELDS: Planner(setters.plan, lambda r: r.fields, WORKLOADS, setters.ANNOTATION),
 }
@@ -97,11 +107,11 @@ def _topology_cluster(
     """What a topology Cluster's plan needs from the other objects of the run: its entry
     must be one its ClusterClass can carry, and in secret mode its Secret serves every
     ClusterClass cluster of its namespace (their templates name one Secret)."""
+    from proxy_postrender.nodes import topology  # lazy: start-up
+
     entry = chosen.found.entry
     if entry is not None and entry >= 0:
         defaults = request.entry(fleet.DEFAULTS).nodes
-        from proxy_postrender.nodes import topology  # lazy: start-up
-
         topology.check_entry(chosen.request.nodes, defaults, request.rules()[entry].where)
     if made.secret is None:
         return

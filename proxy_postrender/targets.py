@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from proxy_postrender import TYPE_CHECKING
+from proxy_postrender import TYPE_CHECKING, dialects
 from proxy_postrender.objects import LIST_KINDS, Path, group_kind
 from proxy_postrender.structs import FrozenStruct, field
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 # The planners (keys of proxy_postrender.planners.PLANNERS).
 PODS = "pods"  # env vars into every container of the pod specs at ``paths``
-KUBEADM = "kubeadm"  # node bootstrap into the KubeadmConfigSpec at ``paths[0]``
+KUBEADM = "kubeadm"  # node bootstrap into the spec at ``paths[0]`` (dialects.py rows)
 CLUSTERCLASS = "clusterclass"  # ClusterClass patches that set the kubeadm lists
 TOPOLOGY = "topology"  # a topology Cluster's value of its class's variable
 FIELDS = "fields"  # ``fields``: each path is set from a profile value
@@ -47,8 +47,6 @@ class TargetConflict(ValueError):
 
 
 _TEMPLATE_SPEC: Path = ("spec", "template", "spec")
-_CAPI_CP = "controlplane.cluster.x-k8s.io"
-_CAPI_BOOTSTRAP = "bootstrap.cluster.x-k8s.io"
 
 BUILT_IN_TARGETS: tuple[Target, ...] = (
     Target("", "Pod", PODS, (("spec",),)),
@@ -64,16 +62,13 @@ BUILT_IN_TARGETS: tuple[Target, ...] = (
     Target("extensions", "DaemonSet", PODS, (_TEMPLATE_SPEC,)),
     Target("batch", "Job", PODS, (_TEMPLATE_SPEC,)),
     Target("batch", "CronJob", PODS, (("spec", "jobTemplate", "spec", "template", "spec"),)),
-    # Cluster API kubeadm kinds (every API version): where the KubeadmConfigSpec lives
-    Target(_CAPI_CP, "KubeadmControlPlane", KUBEADM, (("spec", "kubeadmConfigSpec"),)),
-    Target(
-        _CAPI_CP,
-        "KubeadmControlPlaneTemplate",
-        KUBEADM,
-        (("spec", "template", "spec", "kubeadmConfigSpec"),),
+    # Cluster API bootstrap kinds (every API version) of the dialect rows: where the
+    # spec holding the file and command lists lives
+    *(
+        Target(row.group, row.kind, KUBEADM, (row.spec_path,))
+        for dialect in dialects.DIALECTS
+        for row in dialect.kinds
     ),
-    Target(_CAPI_BOOTSTRAP, "KubeadmConfigTemplate", KUBEADM, (_TEMPLATE_SPEC,)),
-    Target(_CAPI_BOOTSTRAP, "KubeadmConfig", KUBEADM, (("spec",),)),
     Target("cluster.x-k8s.io", "ClusterClass", CLUSTERCLASS),
     Target("cluster.x-k8s.io", "Cluster", TOPOLOGY),
 )

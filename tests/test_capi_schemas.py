@@ -248,12 +248,29 @@ def test_stored_schemas_are_what_the_converter_gives() -> None:
         assert (len(files[name]), crd_schema.sha256(files[name])) == (int(size), digest), name
 
 
+def test_eks_schemas_record_their_source_and_hashes() -> None:
+    """CAPA's EKS bootstrap CRDs (not kept in the repository: converted from the pinned
+    commit, proxy_postrender/dialects.py): ``schemas/eks/SOURCE.md`` records the commit
+    and the four source CRDs, lists exactly the stored schemas, each with its size and
+    sha256."""
+    source = (crd_schema.EKS_SCHEMAS / crd_schema.SOURCE_NAME).read_text(encoding="utf-8")
+    assert "- Repository: kubernetes-sigs/cluster-api-provider-aws" in source
+    assert "- Commit: 2cf09d78547d32975570a4b9ba5496bdfe26abeb" in source
+    assert len(re.findall(r"^\| \S+\.yaml \| [0-9a-f]{64} \|$", source, re.M)) == 4
+    rows = re.findall(r"^\| (\S+\.json) \| (\d+) \| ([0-9a-f]{64}) \|$", source, re.M)
+    files = {p.name: p.read_bytes() for p in crd_schema.EKS_SCHEMAS.glob("*.json")}
+    assert sorted(name for name, _, _ in rows) == sorted(files)
+    for name, size, digest in rows:
+        assert (len(files[name]), crd_schema.sha256(files[name])) == (int(size), digest), name
+
+
 def test_every_kind_and_served_version_has_a_schema() -> None:
     kinds = ["Cluster", "ClusterClass", "KubeadmConfig", "KubeadmConfigTemplate"]
     kinds += ["KubeadmControlPlane", "KubeadmControlPlaneTemplate"]
+    eks = ["EKSConfig", "EKSConfigTemplate", "NodeadmConfig", "NodeadmConfigTemplate"]
     assert {(v.rpartition("/")[2], k) for v, k in covered()} == {
         (version, kind) for kind in kinds for version in ("v1beta1", "v1beta2")
-    }
+    } | {("v1beta2", kind) for kind in eks}  # CAPA serves v1beta2 only
 
 
 # --- (c) golden cases ----------------------------------------------------------------------

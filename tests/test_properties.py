@@ -9,8 +9,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from proxy_postrender import engine, targets
+from proxy_postrender import dialects, engine, targets
 from proxy_postrender.nodes import kubeadm
+from proxy_postrender.objects import group_kind
 from proxy_postrender.request import Request
 from proxy_postrender.structs import replace
 from proxy_postrender.yamltext import libyaml, scalars, stream
@@ -323,11 +324,15 @@ def test_invariants(text: str) -> None:
         spec_in, spec_out = doc_in, doc_out
         for step in path:
             spec_in, spec_out = spec_in[step], spec_out[step]
-        paths = [f["path"] for f in spec_out["files"]]
+        # in the lists of the kind's dialect row (kubeadm, EKS, ...)
+        found_row = dialects.of_kind(*group_kind(doc_in))
+        assert found_row is not None
+        files_key, commands_key = found_row[0].list_keys
+        paths = [f["path"] for f in spec_out[files_key]]
         assert paths.count(NODES.containerd_dropin) == paths.count("/k.conf") == 1
-        commands_in = spec_in.get("preKubeadmCommands") or []
-        assert spec_out["preKubeadmCommands"][0] == "systemctl daemon-reload"
-        assert spec_out["preKubeadmCommands"][8:] == commands_in
+        commands_in = spec_in.get(commands_key) or []
+        assert spec_out[commands_key][0] == "systemctl daemon-reload"
+        assert spec_out[commands_key][8:] == commands_in
     # the first run only adds lines, but for those that hold an empty value it fills
     assert _removed_lines(text, out) <= _empty_value_lines(text)
     # a second pass changes nothing; removal gives back the input byte for byte

@@ -2,5 +2,6 @@
 
 - ``setters``: the planner, its settings and its ownership record.
 
-May import: structs, errors, redact, objects, yamltext, noproxy, targets, record, plans.
+May import: structs, errors, redact, objects, dialects, yamltext, noproxy, targets, record,
+plans.
 """

@@ -1,8 +1,12 @@
-"""Cluster API node bootstrap: drop-ins and ``export`` lines for the nodes kubeadm sets up.
+"""Cluster API node bootstrap: drop-ins and ``export`` lines for the nodes of each
+bootstrap dialect (kubeadm, EKS: the rows of proxy_postrender/dialects.py).
 
-- ``kubeadm``: the planner for KubeadmConfigSpecs (KubeadmControlPlane, KubeadmConfig
-  and their templates), its settings and the Secret layout of Secret mode;
-- ``clusterclass``: the planner for ClusterClass patches that set the kubeadm lists;
+- ``kubeadm``: the planner for the bootstrap specs of every dialect row (kubeadm's
+  KubeadmControlPlane, KubeadmConfig and their templates; EKSConfig, NodeadmConfig and
+  their templates), its settings and the Secret layout of Secret mode;
+- ``writers``: the registry of writers a row names ("file list", "command prefix";
+  "field setter", "config patch", "env list" declared for providers to come);
+- ``clusterclass``: the planner for ClusterClass patches that set the bootstrap lists;
 - ``quoting``: systemd unit values, shell lines and PowerShell strings, escaped exactly;
 - ``nodeos``: the one rule that tells a Windows spec (or patch value) from a Linux one;
 - ``formats``: the bootstrap formats the tool writes for (a refusal for any other);
@@ -10,5 +14,6 @@
 - ``owners`` and ``shell``: who else in the stream sets the nodes' proxy, and which
   variables a shell command assigns.
 
-May import: structs, errors, redact, objects, yamltext, noproxy, targets, record, plans.
+May import: structs, errors, redact, objects, dialects, yamltext, noproxy, targets, record,
+plans.
 """

@@ -9,9 +9,10 @@ the env file itself is written, when the topology reconciles, by the class's own
   whose schema admits only what the tool writes safely (``SAFE``: no quote, backslash,
   backtick, whitespace, brace or control character), defaulting to the profile's values
   without any cluster's networks (what a cluster not in the stream gets);
-- a last patch ``proxy-postrender`` (``PATCH``): per kubeadm template of the stream that
-  the class names (Linux ones: a Windows template gets no env file), ``add`` to its
-  ``files`` of the env file, rendered by ``valueFrom.template`` from the variable and the
+- a last patch ``proxy-postrender`` (``PATCH``): per bootstrap template of the stream
+  that the class names (a template kind of a dialect row, proxy_postrender/dialects.py;
+  Linux ones: a Windows template gets no env file), ``add`` to its file list of the
+  env file, rendered by ``valueFrom.template`` from the variable and the
   builtin variables (the cluster's pod and service CIDRs, its service domain). The
   template uses Go's text/template built-ins only (Cluster API adds sprig's, which are
   not needed), guards every map it reads with ``with`` (a missing key of a missing map
@@ -27,7 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from proxy_postrender import TYPE_CHECKING
+from proxy_postrender import TYPE_CHECKING, dialects
 
 if TYPE_CHECKING:
     from typing import Any
@@ -50,10 +51,23 @@ _URL_MAX = 2048
 _ENTRY_MAX = 512
 _ENTRIES_MAX = 4096
 _URL_FIELDS = (("httpProxy", "HTTP_PROXY"), ("httpsProxy", "HTTPS_PROXY"))
-_PATHS = {
-    "KubeadmControlPlaneTemplate": "/spec/template/spec/kubeadmConfigSpec/files/-",
-    "KubeadmConfigTemplate": "/spec/template/spec/files/-",
+# the template kinds of the dialect rows: (the row, its dialect), and where the patch
+# appends the env file (the end of the kind's file list)
+_TEMPLATES: dict[str, tuple[dialects.BootstrapKind, dialects.Dialect]] = {
+    row.kind: (row, dialect)
+    for dialect in dialects.DIALECTS
+    for row in dialect.kinds
+    if row.level in dialects.TEMPLATE_LEVELS
 }
+_PATHS: dict[str, str] = {
+    kind: "".join(f"/{step}" for step in (*row.spec_path, dialect.files_key, "-"))
+    for kind, (row, dialect) in _TEMPLATES.items()
+}
+
+
+def _level(kind: str) -> str | None:
+    found = _TEMPLATES.get(kind)
+    return found[0].level if found else None
 
 
 def value_of(env: Sequence[tuple[str, str]], what: str) -> dict[str, Any]:
@@ -229,17 +243,19 @@ def slots(klass: Mapping[str, Any], index: ClusterIndex) -> Slots:
         if template is None:
             found.left_out.append(f"{kind} {name} is not in the stream")
             return None
-        spec_path = ("spec", "template", "spec") + (
-            ("kubeadmConfigSpec",) if kind == "KubeadmControlPlaneTemplate" else ()
-        )
-        node = dig(template, *spec_path)
-        if isinstance(node, Mapping) and kubeadm.is_windows(node, ".".join(spec_path)):
+        row, dialect = _TEMPLATES[kind]
+        node = dig(template, *row.spec_path)
+        if (
+            isinstance(node, Mapping)
+            and dialect.os_rule == dialects.OS_NODEOS
+            and kubeadm.is_windows(node, ".".join(row.spec_path))
+        ):
             found.left_out.append(f"{kind} {name} configures Windows nodes")
             return None
         return api_version or str(template.get("apiVersion") or "")
 
     ref = _ref(dig(spec, "controlPlane"))
-    if ref is not None and ref[1] == "KubeadmControlPlaneTemplate":
+    if ref is not None and _level(ref[1]) == dialects.CONTROL_PLANE_TEMPLATE:
         api_version = usable(ref)
         if api_version:
             found.control_plane.append((api_version, ref[1]))
@@ -249,7 +265,7 @@ def slots(klass: Mapping[str, Any], index: ClusterIndex) -> Slots:
             bootstrap = dig(item, "bootstrap")
             ref = _ref(dig(item, "template", "bootstrap")) or _ref(bootstrap)
             name = dig(item, "class")
-            if ref is None or ref[1] != "KubeadmConfigTemplate" or not isinstance(name, str):
+            if ref is None or _level(ref[1]) != dialects.TEMPLATE or not isinstance(name, str):
                 continue
             api_version = usable(ref)
             if api_version:
@@ -310,10 +326,10 @@ def plan_entry(
     none), at the end with ``last``, and the state to record (None: nothing of the tool's).
     An entry of that name the record does not give the tool is an error, and so is a
     recorded one that is not there (or not last, for ``last``)."""
-    from proxy_postrender.nodes import ccowned  # lazy: start-up
+    from proxy_postrender.nodes import ccowned, writers  # lazy: start-up
 
     where = f"{where}.{key}"
-    items = kubeadm.as_list(spec.get(key), where)
+    items = writers.as_list(spec.get(key), where)
     found = named(items, name)
     if recorded is None and found:
         if wanted is None:

@@ -1,4 +1,8 @@
-"""ClusterClass patches that set a whole ``files`` or ``preKubeadmCommands`` list.
+"""ClusterClass patches that set a whole file or command list of a bootstrap template.
+
+The lists are those of the dialect rows (proxy_postrender/dialects.py): kubeadm's
+``files`` and ``preKubeadmCommands``, EKS's ``files`` and ``preBootstrapCommands``
+or ``preNodeadmCommands``, in each template kind's spec.
 
 When the topology reconciles, Cluster API applies each definition's
 ``jsonPatches`` in order to the templates it selects. A patch that sets a whole
@@ -32,7 +36,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from proxy_postrender import TYPE_CHECKING
+from proxy_postrender import TYPE_CHECKING, dialects
 
 if TYPE_CHECKING:
     from typing import Any
@@ -47,7 +51,7 @@ from proxy_postrender.objects import Path
 from proxy_postrender.plans import SecretRef
 from proxy_postrender.record import Record
 from proxy_postrender.structs import Struct
-from proxy_postrender.targets import BUILT_IN, KUBEADM, Target
+from proxy_postrender.targets import Target
 from proxy_postrender.yamltext.ops import DeleteItem, InsertItems
 
 
@@ -55,15 +59,24 @@ def _pointer(path: Path, key: str) -> str:
     return "".join(f"/{step}" for step in (*path, key))
 
 
-# In the template objects a patch selects: the JSON pointer of each list (from the table).
+# In the template objects a patch selects: the JSON pointer of each list, and its role
+# ("files" or "commands"), from the dialect rows.
 LIST_POINTERS: Mapping[str, Mapping[str, str]] = {
-    target.kind: {
-        _pointer(target.paths[0], "files"): "files",
-        _pointer(target.paths[0], "preKubeadmCommands"): "commands",
+    row.kind: {
+        _pointer(row.spec_path, dialect.files_key): "files",
+        _pointer(row.spec_path, dialect.commands_key): "commands",
     }
-    for target in BUILT_IN.of_planner(KUBEADM)
-    if target.kind.endswith("Template")
+    for dialect in dialects.DIALECTS
+    for row in dialect.kinds
+    if row.level in dialects.TEMPLATE_LEVELS
 }
+# the template kinds whose dialect has Linux nodes only (no Windows rule applies)
+_LINUX_ONLY: frozenset[str] = frozenset(
+    row.kind
+    for dialect in dialects.DIALECTS
+    if dialect.os_rule == dialects.OS_LINUX
+    for row in dialect.kinds
+)
 
 # Patterns, compiled on first use (``re`` caches them): most runs never need them.
 _KEY_LINE = r"""^(?:"([^"]*)"|'([^']*)'|([^\s#'"{\[\-][^:#]*?))\s*:(?:\s+(.*))?$"""
@@ -165,9 +178,12 @@ def _follow_up(
     wanted: _Wanted,
     name: Any,
     where: str,
+    *,
+    linux_only: bool = False,
 ) -> list[dict[str, Any]] | None:
     """The literal patches that put the tool's entries back after a patch that sets a
-    list (or its parent) as a whole; None when the patch does not wipe them."""
+    list (or its parent) as a whole; None when the patch does not wipe them.
+    ``linux_only``: the selected kind's dialect has no Windows nodes."""
     value_from = json_patch.get("valueFrom")
     literal = "value" in json_patch
     lists = {p: n for p, n in pointers.items() if p == pointer or p.startswith(pointer + "/")}
@@ -177,15 +193,7 @@ def _follow_up(
         return None  # a literal list: extended in place
     if not literal:
         _check_template_source(value_from, pointer, name, where)
-    deeper = [p for p in lists if p != pointer and "/" in p[len(pointer) + 1 :]]
-    if deeper:
-        raise _refusal(
-            name,
-            where,
-            pointer,
-            f"as a whole, above {', '.join(deeper)}: the tool cannot tell what it leaves there; "
-            "patch the fields below it instead",
-        )
+    _check_not_above(lists, pointer, name, where)
     value = json_patch.get("value")
     text = "" if literal or value_from is None else str(value_from["template"])
     seen = repr(value) if literal else text  # what the patch writes, to search
@@ -198,7 +206,7 @@ def _follow_up(
             f"from a value that already writes {carried}, which the tool adds after the patch; "
             "take that out of the value and let the tool write it",
         )
-    windows = _is_windows(
+    windows = not linux_only and _is_windows(
         json_patch, pointers.get(pointer), f"ClusterClass patch {name!r} ({where})"
     )
     files, commands = wanted.for_os(windows)
@@ -217,6 +225,19 @@ def _follow_up(
             name, where, pointer, f"from a template the tool cannot read safely: {exc}"
         ) from None
     return _list_patches(lists, kinds, files, commands, pointer, name, where)
+
+
+def _check_not_above(lists: Mapping[str, str], pointer: str, name: Any, where: str) -> None:
+    """Refuse a patch that sets a level more than one above a list as a whole."""
+    deeper = [p for p in lists if p != pointer and "/" in p[len(pointer) + 1 :]]
+    if deeper:
+        raise _refusal(
+            name,
+            where,
+            pointer,
+            f"as a whole, above {', '.join(deeper)}: the tool cannot tell what it leaves there; "
+            "patch the fields below it instead",
+        )
 
 
 def _check_template_source(value_from: Any, pointer: str, name: Any, where: str) -> None:
@@ -273,6 +294,11 @@ def _list_patches(
     return patches
 
 
+_KUBEADM: dialects.Dialect = (
+    dialects.KUBEADM
+)  # the dialect the Windows rule (nodes/nodeos.py) reads
+
+
 def _is_windows(
     json_patch: Mapping[str, Any], list_name: str | None, patch: str, ours: Sequence[str] = ()
 ) -> bool:
@@ -288,7 +314,7 @@ def _is_windows(
     return nodeos.value_is_windows(
         json_patch.get("value"),
         template,
-        {"files": "files", "commands": "preKubeadmCommands"}.get(list_name or ""),
+        {"files": _KUBEADM.files_key, "commands": _KUBEADM.commands_key}.get(list_name or ""),
         f"the value of {patch}",
         ignore_paths=ours,
         is_tool=kubeadm.is_tool_command,
@@ -311,7 +337,7 @@ def _carried(text: str, wanted: _Wanted) -> str | None:
 
 
 def _pointers(definition: Mapping[str, Any], where_def: str) -> Mapping[str, str]:
-    """The kubeadm lists (pointer -> "files" or "commands") of the templates that the
+    """The bootstrap lists (pointer -> "files" or "commands") of the templates that the
     definition's selector picks."""
     selector = definition.get("selector")
     if selector is None:
@@ -319,6 +345,11 @@ def _pointers(definition: Mapping[str, Any], where_def: str) -> Mapping[str, str
     if not isinstance(selector, Mapping):
         raise InputError(f"{where_def}.selector is not a mapping")
     return LIST_POINTERS.get(str(selector.get("kind")), {})
+
+
+def _selected_kind(definition: Mapping[str, Any]) -> str | None:
+    selector = definition.get("selector")
+    return str(selector.get("kind")) if isinstance(selector, Mapping) else None
 
 
 def _wanted(settings: NodeSettings | None, env: Any, secret: SecretRef | None) -> _Wanted:
@@ -350,7 +381,7 @@ def plan(
     on_conflict = settings.on_conflict if settings else "keep"
     result = NodePlan.for_env(found)
     recorded = Record.read(obj, kubeadm.ANNOTATION)
-    from proxy_postrender.nodes import ccowned  # lazy: start-up
+    from proxy_postrender.nodes import ccowned, writers  # lazy: start-up
 
     owned = ccowned.parse(recorded)
     injecting = bool(settings and env)
@@ -373,19 +404,20 @@ def plan(
     entries: list[str] = []
     now_empty: set[str] = set()
     claimed: set[tuple[int, int, int]] = set()
-    ours = classvars.named(kubeadm.as_list(spec.get("patches"), "spec.patches"), classvars.PATCH)
-    for i, patch in enumerate(kubeadm.as_list(spec.get("patches"), "spec.patches")):
+    ours = classvars.named(writers.as_list(spec.get("patches"), "spec.patches"), classvars.PATCH)
+    for i, patch in enumerate(writers.as_list(spec.get("patches"), "spec.patches")):
         if owned.patch is not None and i in ours:
             continue  # the tool's own last patch: planned below
         definitions = patch.get("definitions") if isinstance(patch, Mapping) else None
         for j, definition in enumerate(
-            kubeadm.as_list(definitions, f"spec.patches[{i}].definitions")
+            writers.as_list(definitions, f"spec.patches[{i}].definitions")
         ):
             if not isinstance(definition, Mapping):
                 continue
             where_def = f"spec.patches[{i}].definitions[{j}]"
             pointers = _pointers(definition, where_def)
-            json_patches = kubeadm.as_list(
+            linux_only = _selected_kind(definition) in _LINUX_ONLY
+            json_patches = writers.as_list(
                 definition.get("jsonPatches"), f"{where_def}.jsonPatches"
             )
             list_path = (*base, "spec", "patches", i, "definitions", j, "jsonPatches")
@@ -423,7 +455,15 @@ def plan(
                     from proxy_postrender.nodes import formats  # lazy: start-up
 
                     formats.check_patch(json_patch, pointer, pointers, f"{patch_name!r} ({where})")
-                    follow = _follow_up(json_patch, pointer, pointers, wanted, patch_name, where)
+                    follow = _follow_up(
+                        json_patch,
+                        pointer,
+                        pointers,
+                        wanted,
+                        patch_name,
+                        where,
+                        linux_only=linux_only,
+                    )
                     if follow:
                         need_secret_name()
                 existing = tool_runs.get(k, 0)
@@ -459,6 +499,7 @@ def plan(
                     entries,
                     now_empty,
                     need_secret_name,
+                    linux_only=linux_only,
                 )
     # tool patches recorded where no patch needs them any more (a changed ClusterClass)
     for (i, j), runs in owned.patches.items():
@@ -567,12 +608,18 @@ def _extend_literal(
     entries: list[str],
     now_empty: set[str],
     need_secret_name: Any,
+    *,
+    linux_only: bool = False,
 ) -> None:
     """A patch whose literal ``value`` is the whole list: the tool's entries go into it."""
+    from proxy_postrender.nodes import writers  # lazy: start-up
+
     value = json_patch.get("value")
-    kubeadm.as_list(value, f"{where}.value")  # a list or null, before it is looked at
+    writers.as_list(value, f"{where}.value")  # a list or null, before it is looked at
     ours = [*owned.files.get(old_ident, []), *(str(f["path"]) for f in wanted_files)]
-    if _is_windows(json_patch, list_name, f"the ClusterClass patch at {where}", ours):
+    if not linux_only and _is_windows(
+        json_patch, list_name, f"the ClusterClass patch at {where}", ours
+    ):
         return  # a Windows list written out in full: left as it is
     if wanted_files or wanted_commands:
         need_secret_name()
@@ -580,33 +627,73 @@ def _extend_literal(
     restore = old_ident in owned.empty or value == []
     if restore:
         now_empty.add(ident)
+    args = (json_patch, path, where, owned, old_ident, ident, result, entries, restore)
     if list_name == "files":
-        files = kubeadm.plan_files(
-            json_patch,
-            path,
-            "value",
-            where,
-            owned.files.get(old_ident, []),
-            wanted_files,
-            on_conflict,
-            restore_empty=restore,
-        )
-        result.ops += files.ops
-        result.files_added += files.added
-        result.files_kept += files.kept
-        if files.owned:
-            entries.append(f"{ident}=files:{','.join(files.owned)}")
+        _extend_files(*args, wanted_files, on_conflict)
     else:
-        ops = kubeadm.plan_commands(
-            json_patch,
-            path,
-            "value",
-            where,
-            owned.commands.get(old_ident, 0),
-            wanted_commands,
-            restore_empty=restore,
-        )
-        result.ops += ops
-        result.changed_commands |= bool(ops)
-        if wanted_commands:
-            entries.append(f"{ident}=commands:{len(wanted_commands)}")
+        _extend_commands(*args, wanted_commands)
+
+
+def _extend_files(
+    json_patch: Mapping[str, Any],
+    path: Path,
+    where: str,
+    owned: Owned,
+    old_ident: str,
+    ident: str,
+    result: NodePlan,
+    entries: list[str],
+    restore: bool,
+    wanted_files: list[dict[str, Any]],
+    on_conflict: str,
+) -> None:
+    """The "file list" writer on a patch's literal list of files, with its record entry."""
+    from proxy_postrender.nodes import writers  # lazy: start-up
+
+    files = writers.plan_files(
+        json_patch,
+        path,
+        "value",
+        where,
+        owned.files.get(old_ident, []),
+        wanted_files,
+        on_conflict,
+        restore_empty=restore,
+    )
+    result.ops += files.ops
+    result.files_added += files.added
+    result.files_kept += files.kept
+    if files.owned:
+        entries.append(f"{ident}=files:{','.join(files.owned)}")
+
+
+def _extend_commands(
+    json_patch: Mapping[str, Any],
+    path: Path,
+    where: str,
+    owned: Owned,
+    old_ident: str,
+    ident: str,
+    result: NodePlan,
+    entries: list[str],
+    restore: bool,
+    wanted_commands: list[str],
+) -> None:
+    """The "command prefix" writer on a patch's literal list of commands."""
+    from proxy_postrender.nodes import writers  # lazy: start-up
+
+    ops = writers.plan_commands(
+        json_patch,
+        path,
+        "value",
+        where,
+        owned.commands.get(old_ident, 0),
+        wanted_commands,
+        restore_empty=restore,
+        is_tool=kubeadm.is_tool_command,
+        record=kubeadm.ANNOTATION,
+    )
+    result.ops += ops
+    result.changed_commands |= bool(ops)
+    if wanted_commands:
+        entries.append(f"{ident}=commands:{len(wanted_commands)}")

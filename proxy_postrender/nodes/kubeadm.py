@@ -1,10 +1,13 @@
-"""Plan the node-bootstrap changes for Cluster API kubeadm objects.
+"""Plan the node-bootstrap changes for Cluster API bootstrap objects, in their dialect.
 
-Every KubeadmConfigSpec gets systemd drop-ins for containerd (and kubelet) in
-``files`` and, in front of ``preKubeadmCommands``, a daemon-reload, a
-containerd restart that waits for its socket, and ``export`` lines (kubeadm
-pulls images itself and copies ``*_proxy`` into the static pods). What the
-tool added is recorded in ``proxy-postrender.io/node-bootstrap``
+Every spec of a dialect row whose nodes take files and commands (kubeadm's
+KubeadmConfigSpec, EKS's EKSConfig and NodeadmConfig specs; proxy_postrender/
+dialects.py) gets systemd drop-ins for containerd (and kubelet) in its file list
+(kubeadm: ``files``) and, in front of its command list (kubeadm:
+``preKubeadmCommands``), a daemon-reload, a containerd restart that waits for
+its socket, and ``export`` lines (kubeadm pulls images itself and copies
+``*_proxy`` into the static pods); the writers of nodes/writers.py put them in.
+What the tool added is recorded in ``proxy-postrender.io/node-bootstrap``
 (``files=PATH,PATH;commands=N``). Pure data in, operations out.
 """
 
@@ -17,6 +20,8 @@ from proxy_postrender import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
+from proxy_postrender import dialects
+from proxy_postrender.dialects import BootstrapKind, Dialect
 from proxy_postrender.errors import InputError
 from proxy_postrender.nodes import quoting
 from proxy_postrender.noproxy.environments import ObjectEnv
@@ -25,15 +30,13 @@ from proxy_postrender.plans import Env, Plan, SecretRef
 from proxy_postrender.record import Record
 from proxy_postrender.structs import FrozenStruct, Struct, field
 from proxy_postrender.targets import Target
-from proxy_postrender.yamltext.ops import AddKey, DeleteKey, Op, SetValue, update_list
+from proxy_postrender.yamltext.ops import AddKey, DeleteKey, Op, SetValue
 
 ANNOTATION = "proxy-postrender.io/node-bootstrap"
-CONTAINERD_SOCKET = "/run/containerd/containerd.sock"
-RESTART_CONTAINERD = (
-    "systemctl restart containerd && for i in $(seq 1 60); do "
-    f"[ -S {CONTAINERD_SOCKET} ] && break; sleep 1; done"
-)
-_LIST_KEYS = ("files", "preKubeadmCommands")
+CONTAINERD_SOCKET: str = dialects.CONTAINERD_SOCKET
+RESTART_CONTAINERD: str = dialects.RESTART_CONTAINERD
+# every dialect's restart command (a re-run recognises the tool's own)
+_RESTARTS: frozenset[str] = frozenset(d.restart for d in dialects.DIALECTS)
 
 
 DEFAULT_ENV_FILE = "/etc/proxy-postrender/proxy.env"
@@ -130,6 +133,7 @@ class NodePlan(Plan):
     files_added: list[str] = field(default_factory=list)
     files_kept: list[str] = field(default_factory=list)  # same path set by the manifest
     commands: int = 0  # commands the tool now has in front
+    commands_key: str = dialects.KUBEADM.commands_key  # the list they are in
     changed_commands: bool = False
     secret: SecretRef | None = None  # the Secret the files now come from
     secret_env: Env = ()  # what the Secret must hold
@@ -165,7 +169,7 @@ class NodePlan(Plan):
         if self.files_added:
             lines.append(f"    files written: {', '.join(dict.fromkeys(self.files_added))}")
         if self.changed_commands:
-            lines.append(f"    preKubeadmCommands: {self.commands} commands in front")
+            lines.append(f"    {self.commands_key}: {self.commands} commands in front")
         lines += [f"    kept (set by the manifest): {path}" for path in self.files_kept]
         lines += [f"    note: {note}" for note in self.notes]
         if self.no_proxy_from:
@@ -182,11 +186,13 @@ _POWERSHELL_PREFIX = "powershell -NoProfile -NonInteractive -EncodedCommand "
 
 
 def is_tool_command(command: Any) -> bool:
-    """Whether a preKubeadmCommands entry is one this tool writes."""
+    """Whether an entry of a command list (preKubeadmCommands, preBootstrapCommands, ...)
+    is one this tool writes."""
     if not isinstance(command, str):
         return False
     return (
-        command in ("systemctl daemon-reload", RESTART_CONTAINERD, TRUST_CA)
+        command in ("systemctl daemon-reload", TRUST_CA)
+        or command in _RESTARTS
         or any(command.startswith(f"export {name}=") for name in _PROXY_NAMES)
         or (command.startswith("set -a && . ") and command.endswith(" && set +a"))
         or command.startswith(_POWERSHELL_PREFIX)
@@ -260,17 +266,20 @@ def desired_commands(
     secret: SecretRef | None = None,
     *,
     shared: bool = False,
+    dialect: Dialect = dialects.KUBEADM,
 ) -> list[str]:
-    """The proxy CA into the system trust (when given), daemon-reload, a containerd restart
-    that waits for its socket, then the variables (from the env file with ``shared``)."""
-    head = ["systemctl daemon-reload", RESTART_CONTAINERD]
+    """The proxy CA into the system trust (when given), daemon-reload, the dialect's
+    containerd restart (that waits for its socket), then the variables (from the env
+    file with ``shared``)."""
+    head = ["systemctl daemon-reload", dialect.restart]
     if settings.ca_bundle:
         head.insert(0, TRUST_CA)
     if secret is not None or settings.layout == "envfile" or shared:
         commands = [*head, f"set -a && . {settings.env_file} && set +a"]
     else:
         commands = [*head, *(quoting.shell_export(name, value) for name, value in env)]
-    return [quoting.gate(command, "a preKubeadmCommands entry") for command in commands]
+    label = f"a {dialect.commands_key} entry"
+    return [quoting.gate(command, label) for command in commands]
 
 
 def desired_entries(
@@ -279,6 +288,7 @@ def desired_entries(
     secret: SecretRef | None,
     *,
     shared: bool = False,
+    dialect: Dialect = dialects.KUBEADM,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """The files and leading commands a Linux spec should carry; none when removing.
     When a Secret will carry the values (secret mode), no writer here sees them: they
@@ -290,11 +300,15 @@ def desired_entries(
         quoting.check_env(env)
     return (
         desired_files(settings, env, secret, shared=shared),
-        desired_commands(env, settings, secret, shared=shared),
+        desired_commands(env, settings, secret, shared=shared, dialect=dialect),
     )
 
 
-def _parse(recorded: Record) -> tuple[list[str], int, set[str], _Created | None]:
+# recorded paths, count of leading commands, lists that were "[]", the created level
+_Parsed = tuple[list[str], int, set[str], "_Created | None"]
+
+
+def _parse(recorded: Record, dialect: Dialect) -> _Parsed:
     """Recorded drop-in paths, count of leading commands, lists that were ``[]``, and the
     mapping the tool created to hold them (``created=PATH``, ``PATH:null``, ``PATH:{}``)."""
     files: list[str] = []
@@ -308,7 +322,7 @@ def _parse(recorded: Record) -> tuple[list[str], int, set[str], _Created | None]
         elif key == "commands" and value.isdigit():
             commands = int(value)
         elif key == "empty":
-            empty = {k for k in value.split(",") if k in _LIST_KEYS}
+            empty = {k for k in value.split(",") if k in dialect.list_keys}
         elif key == "created" and (found := _Created.parse(value)) is not None:
             created = found
         else:
@@ -316,99 +330,57 @@ def _parse(recorded: Record) -> tuple[list[str], int, set[str], _Created | None]
     return files, commands, empty, created
 
 
-def as_list(value: Any, where: str) -> list[Any]:
-    """A list value, or [] for null; anything else is an input error naming ``where``."""
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise InputError(f"{where} is not a list")
-    return value
+def dialect_of(target: Target) -> tuple[Dialect, BootstrapKind]:
+    """The dialect row of a node target's kind (every built-in one has a row)."""
+    found = dialects.of_kind(target.group, target.kind)
+    if found is None:  # pragma: no cover - targets.BUILT_IN is made from the rows
+        raise InputError(f"{target.kind}: no bootstrap dialect row covers this kind")
+    from proxy_postrender.nodes import writers  # lazy: a run without node objects skips it
+
+    try:
+        writers.writers_of(found[0])
+    except writers.WriterError as exc:
+        raise InputError(f"{target.kind}: {exc}") from None
+    return found
 
 
-def _list(spec: Mapping[str, Any], key: str, where: str) -> list[Any]:
-    return as_list(spec.get(key), f"{where}.{key}")
+class _Job(Struct):
+    """One node object being planned: where its spec is, and in which dialect."""
 
+    obj: Mapping[str, Any]
+    base: Path
+    spec_path: tuple[str, ...]
+    dialect: Dialect
+    row: BootstrapKind
+    settings: NodeSettings | None
+    found: ObjectEnv
+    recorded: Record
+    result: NodePlan
 
-class FilesPlan(Struct):
-    ops: list[Op]
-    owned: list[str]  # drop-in paths the tool owns afterwards, in the profile's order
-    added: list[str]
-    kept: list[str]  # drop-in paths the manifest already writes itself
+    @property
+    def where(self) -> str:
+        return ".".join(self.spec_path)
 
+    def secret(self) -> SecretRef | None:
+        """The Secret the files come from in secret mode (noted on the plan), else None."""
+        settings, env = self.settings, self.found.env
+        if not (settings and env and settings.credentials == "secret"):
+            return None
+        secret = self.result.secret = _secret_for(self.obj, settings, self.found)
+        self.result.secret_env = env
+        self.result.secret_fallback = self.found.shared_by is not None
+        return secret
 
-def plan_files(
-    parent: Mapping[str, Any],
-    parent_path: Path,
-    key: str,
-    where: str,
-    owned_paths: Sequence[str],
-    wanted: Sequence[Mapping[str, str]],
-    on_conflict: str,
-    *,
-    restore_empty: bool,
-) -> FilesPlan:
-    """The drop-ins in ``parent[key]``: the tool's are replaced when they differ,
-    the manifest's own are kept (or overridden, or an error, per ``on_conflict``)."""
-    items = _list(parent, key, where)
-    by_path = {f["path"]: f for f in wanted}
-    deleted: set[int] = set()
-    owned: list[str] = []
-    kept: list[str] = []
-    seen: set[str] = set()
-    for index, item in enumerate(items):
-        if not isinstance(item, Mapping):
-            raise InputError(f"{where}.{key}[{index}] is not a mapping")
-        path = str(item.get("path"))
-        if path in owned_paths:
-            if path in by_path and dict(item) == by_path[path] and path not in seen:
-                owned.append(path)
-            else:
-                deleted.add(index)
-            seen.add(path)
-        elif path in by_path:
-            if on_conflict == "fail":
-                raise InputError(f"{where}.{key} already writes {path} (onConflict: fail)")
-            if on_conflict == "override":
-                deleted.add(index)
-            else:
-                kept.append(path)
-    added = [dict(f) for f in wanted if f["path"] not in owned and f["path"] not in kept]
-    added_paths = [f["path"] for f in added]
-    # in the profile's order: those kept as they were, and those added now
-    now_owned = [f["path"] for f in wanted if f["path"] in owned or f["path"] in added_paths]
-    ops = update_list(parent, parent_path, key, deleted, added, restore_empty=restore_empty)
-    return FilesPlan(ops, now_owned, added_paths, kept)
-
-
-def plan_commands(
-    parent: Mapping[str, Any],
-    parent_path: Path,
-    key: str,
-    where: str,
-    owned_count: int,
-    wanted: Sequence[str],
-    *,
-    restore_empty: bool,
-) -> list[Op]:
-    """The tool's commands stay first in ``parent[key]``, the manifest's follow unchanged."""
-    items = _list(parent, key, where)
-    if len(items) < owned_count or not all(map(is_tool_command, items[:owned_count])):
-        raise InputError(
-            f"{where}.{key}: the first {owned_count} entries, recorded in {ANNOTATION} as the "
-            "tool's, are not all its commands (was the list edited?); restore them or delete "
-            "the annotation"
+    def wanted(self) -> tuple[list[dict[str, Any]], list[str]]:
+        """The files and leading commands a Linux spec of this dialect should carry."""
+        shared = self.found.shared_by is not None
+        return desired_entries(
+            self.settings,
+            self.found.env,
+            self.secret(),
+            shared=shared,
+            dialect=self.dialect,
         )
-    if items[:owned_count] == list(wanted):
-        return []
-    return update_list(
-        parent,
-        parent_path,
-        key,
-        set(range(owned_count)),
-        list(wanted),
-        front=True,
-        restore_empty=restore_empty,
-    )
 
 
 def plan(
@@ -418,92 +390,110 @@ def plan(
     found: ObjectEnv,
     settings: NodeSettings | None,
 ) -> NodePlan:
-    """The node bootstrap of the KubeadmConfigSpec at ``target.paths[0]`` (``settings``
-    None: take out what the tool injected earlier). A spec that is missing (or null, or
-    a level above it that is missing, null or ``{}``) is created where the CRD allows
-    its absence, and the record says what was created so that removal gives it back."""
+    """The node bootstrap of the spec at ``target.paths[0]``, in the dialect of its kind
+    (``settings`` None: take out what the tool injected earlier). A spec that is missing
+    (or null, or a level above it that is missing, null or ``{}``) is created where the
+    CRD allows its absence, and the record says what was created so that removal gives
+    it back."""
+    dialect, row = dialect_of(target)
     spec_path = tuple(str(step) for step in target.paths[0])
-    env = found.env
-    on_conflict = settings.on_conflict if settings else "keep"
     result = NodePlan.for_env(found)
-    where = ".".join(spec_path)
+    result.commands_key = dialect.commands_key
+    if found.env and settings is not None:
+        result.notes += dialect.notes
     recorded = Record.read(obj, ANNOTATION)
-    owned_files, owned_commands, empty, created = _parse(recorded)
+    parsed = _parse(recorded, dialect)  # a malformed record is an error in any case
+    job = _Job(obj, base, spec_path, dialect, row, settings, found, recorded, result)
     gap = _gap(obj, spec_path)
     if gap is not None:
-        return _plan_missing(obj, base, spec_path, gap, result, recorded, settings, found)
+        return _plan_missing(job, gap)
     spec: Any = obj
     for step in spec_path:
         spec = spec[step]
-    spec_full_path = (*base, *spec_path)
-    secret = None
-    wanted_files: list[dict[str, Any]] = []
-    wanted_commands: list[str] = []
-    if settings and env:
-        from proxy_postrender.nodes import formats  # lazy: start-up
+    return _plan_spec(job, spec, parsed)
 
-        formats.check(spec, where)
-    result.windows = is_windows(spec, where, ignore_paths=tool_paths(settings, owned_files))
-    if result.windows:
-        # never a Linux command in a Windows template
-        if settings and env and settings.windows == "skip":
-            result.skipped = "Windows node template left alone (nodes.windows: skip)"
-        elif settings and env and settings.credentials == "secret":
-            result.skipped = "Windows node template: secret mode covers Linux nodes only"
-        elif settings and env:
-            command = quoting.powershell_machine_env(env)
-            wanted_commands = [quoting.gate(command, "a preKubeadmCommands entry")]
-    elif settings and env:
-        if settings.credentials == "secret":
-            secret = result.secret = _secret_for(obj, settings, found)
-            result.secret_env = env
-            result.secret_fallback = found.shared_by is not None
-        shared = found.shared_by is not None
-        wanted_files, wanted_commands = desired_entries(settings, env, secret, shared=shared)
 
+def _wanted_in(
+    job: _Job, spec: Mapping[str, Any], owned_files: Sequence[str]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """What the spec should carry: a Windows spec gets one PowerShell command (or is
+    skipped), a Linux one the dialect's files and commands."""
+    settings, env, result = job.settings, job.found.env, job.result
+    result.windows = job.dialect.os_rule == dialects.OS_NODEOS and is_windows(
+        spec, job.where, ignore_paths=tool_paths(settings, owned_files)
+    )
+    if not (settings and env):
+        return [], []
+    from proxy_postrender.nodes import formats  # lazy: start-up
+
+    formats.check(spec, job.where)
+    if not result.windows:
+        return job.wanted()
+    # never a Linux command in a Windows template
+    if settings.windows == "skip":
+        result.skipped = "Windows node template left alone (nodes.windows: skip)"
+    elif settings.credentials == "secret":
+        result.skipped = "Windows node template: secret mode covers Linux nodes only"
+    else:
+        command = quoting.powershell_machine_env(env)
+        return [], [quoting.gate(command, f"a {job.dialect.commands_key} entry")]
+    return [], []
+
+
+def _plan_spec(job: _Job, spec: Mapping[str, Any], parsed: _Parsed) -> NodePlan:
+    """The plan for an object whose spec is there: the writers put the tool's entries in
+    (or take them out), and the record says what is the tool's."""
+    from proxy_postrender.nodes import writers  # lazy: start-up
+
+    result, dialect = job.result, job.dialect
+    files_key, commands_key = dialect.list_keys
+    owned_files, owned_commands, empty, created = parsed
+    wanted_files, wanted_commands = _wanted_in(job, spec, owned_files)
+    on_conflict = job.settings.on_conflict if job.settings else "keep"
+    spec_full_path = (*job.base, *job.spec_path)
     # a list written as "[]" comes back as "[]" when the tool takes its entries out again
-    empty |= {key for key in _LIST_KEYS if spec.get(key) == [] and key in spec}
-    files = plan_files(
+    empty |= {key for key in dialect.list_keys if spec.get(key) == [] and key in spec}
+    files = writers.plan_files(
         spec,
         spec_full_path,
-        "files",
-        where,
+        files_key,
+        job.where,
         owned_files,
         wanted_files,
         on_conflict,
-        restore_empty="files" in empty,
+        restore_empty=files_key in empty,
     )
     result.ops += files.ops
     result.files_added, result.files_kept = files.added, files.kept
-    commands = plan_commands(
+    commands = writers.plan_commands(
         spec,
         spec_full_path,
-        "preKubeadmCommands",
-        where,
+        commands_key,
+        job.where,
         owned_commands,
         wanted_commands,
-        restore_empty="preKubeadmCommands" in empty,
+        restore_empty=commands_key in empty,
+        is_tool=is_tool_command,
+        record=ANNOTATION,
     )
     result.ops += commands
     result.changed_commands = bool(commands)
     result.commands = len(wanted_commands)
-    now_owned = files.owned
     if created is not None and not wanted_files and not wanted_commands:
         # what the tool created holds nothing else: give back the input's own value
-        restore = _restore(obj, base, spec_path, created, owned_files, owned_commands)
+        restore = _restore(job, created, owned_files, owned_commands)
         if restore is not None:
             result.ops = [restore]
-
     entries = []
-    if now_owned:
-        entries.append("files=" + ",".join(now_owned))
+    if files.owned:
+        entries.append("files=" + ",".join(files.owned))
     if wanted_commands:
         entries.append(f"commands={len(wanted_commands)}")
     if entries and empty:
-        entries.append("empty=" + ",".join(k for k in _LIST_KEYS if k in empty))
+        entries.append("empty=" + ",".join(k for k in dialect.list_keys if k in empty))
     if entries and created is not None:
         entries.append(created.entry())
-    result.ops += recorded.ops(obj, base, entries)
+    result.ops += job.recorded.ops(job.obj, job.base, entries)
     return result
 
 
@@ -529,25 +519,6 @@ class _Created(FrozenStruct):
         return cls(steps, was)
 
 
-# Levels on the way to the KubeadmConfigSpec that the Cluster API CRDs require (when
-# their parent is there): an object without one is refused by the API server, so the
-# tool reports it instead of filling it in. v1beta2 is also what later versions get.
-_REQUIRED: dict[tuple[str, str], frozenset[tuple[str, ...]]] = {
-    ("KubeadmControlPlane", "v1beta1"): frozenset({("spec", "kubeadmConfigSpec")}),
-    ("KubeadmControlPlane", "v1beta2"): frozenset({("spec",)}),
-    ("KubeadmControlPlaneTemplate", "v1beta1"): frozenset(
-        {
-            ("spec", "template"),
-            ("spec", "template", "spec"),
-            ("spec", "template", "spec", "kubeadmConfigSpec"),
-        }
-    ),
-    ("KubeadmControlPlaneTemplate", "v1beta2"): frozenset({("spec", "template")}),
-    ("KubeadmConfigTemplate", "v1beta1"): frozenset({("spec", "template")}),
-    ("KubeadmConfigTemplate", "v1beta2"): frozenset({("spec", "template")}),
-}
-
-
 def _gap(obj: Mapping[str, Any], spec_path: tuple[str, ...]) -> _Created | None:
     """The first level on the way to the spec that is absent or null, or (above the spec)
     ``{}``; None when the spec is a mapping. Anything else there is an input error."""
@@ -567,42 +538,27 @@ def _gap(obj: Mapping[str, Any], spec_path: tuple[str, ...]) -> _Created | None:
     return None
 
 
-def _plan_missing(
-    obj: Mapping[str, Any],
-    base: Path,
-    spec_path: tuple[str, ...],
-    gap: _Created,
-    result: NodePlan,
-    recorded: Record,
-    settings: NodeSettings | None,
-    found: ObjectEnv,
-) -> NodePlan:
+def _plan_missing(job: _Job, gap: _Created) -> NodePlan:
     """The plan for an object without its spec: the spec is created with the tool's
     entries (nothing to do when removing)."""
-    where = ".".join(spec_path)
-    env = found.env
-    secret = None
-    if settings and env and settings.credentials == "secret":
-        secret = result.secret = _secret_for(obj, settings, found)
-        result.secret_env = env
-        result.secret_fallback = found.shared_by is not None
-    shared = found.shared_by is not None
-    wanted_files, wanted_commands = desired_entries(settings, env, secret, shared=shared)
+    result, obj, spec_path = job.result, job.obj, job.spec_path
+    files_key, commands_key = job.dialect.list_keys
+    wanted_files, wanted_commands = job.wanted()
     if not wanted_files and not wanted_commands:
         result.secret, result.secret_env = None, ()
-        result.skipped = f"no {where}"
-        result.ops += recorded.ops(obj, base, [])
+        result.skipped = f"no {job.where}"
+        result.ops += job.recorded.ops(obj, job.base, [])
         return result
-    _check_allowed(obj, gap, spec_path)
+    _check_allowed(job, gap)
     body: dict[str, Any] = {}
     if wanted_files:
-        body["files"] = wanted_files
+        body[files_key] = wanted_files
     if wanted_commands:
-        body["preKubeadmCommands"] = wanted_commands
+        body[commands_key] = wanted_commands
     value: Any = body
     for step in reversed(spec_path[len(gap.path) :]):
         value = {step: value}
-    level = (*base, *gap.path)
+    level = (*job.base, *gap.path)
     if gap.was == "absent":
         result.ops.append(AddKey(level[:-1], gap.path[-1], value))
     else:
@@ -611,64 +567,65 @@ def _plan_missing(
     result.changed_commands = bool(wanted_commands)
     result.commands = len(wanted_commands)
     shown = {"absent": "missing", "null": "null", "empty": "{}"}[gap.was]
-    result.notes.append(f"created {where} ({'.'.join(gap.path)} was {shown})")
+    result.notes.append(f"created {job.where} ({'.'.join(gap.path)} was {shown})")
     entries = []
     if wanted_files:
         entries.append("files=" + ",".join(result.files_added))
     if wanted_commands:
         entries.append(f"commands={len(wanted_commands)}")
     # first: when the metadata ends where the new level goes, the annotation comes first
-    result.ops = [*recorded.ops(obj, base, [*entries, gap.entry()]), *result.ops]
+    result.ops = [*job.recorded.ops(obj, job.base, [*entries, gap.entry()]), *result.ops]
     return result
 
 
-def _check_allowed(obj: Mapping[str, Any], gap: _Created, spec_path: tuple[str, ...]) -> None:
-    """An InputError when the CRD of ``obj`` requires the level the tool would create
-    (the gap itself, or the first level under a ``{}``)."""
-    kind = str(obj.get("kind") or "")
-    version = str(obj.get("apiVersion") or "").rpartition("/")[2]
-    rules = "v1beta1" if version == "v1beta1" or version.startswith("v1alpha") else "v1beta2"
-    missing = gap.path if gap.was != "empty" else spec_path[: len(gap.path) + 1]
-    if missing in _REQUIRED.get((kind, rules), frozenset()):
+def _check_allowed(job: _Job, gap: _Created) -> None:
+    """An InputError when the CRD of the object requires the level the tool would create
+    (the gap itself, or the first level under a ``{}``): the levels of its dialect row."""
+    kind = str(job.obj.get("kind") or "")
+    api_version = str(job.obj.get("apiVersion") or "")
+    version = api_version.rpartition("/")[2]
+    missing = gap.path if gap.was != "empty" else job.spec_path[: len(gap.path) + 1]
+    if missing in job.row.requires(api_version):
         state = "null" if gap.was == "null" else "missing"
         raise InputError(
-            f"{'.'.join(missing)} is {state}, and the {kind} CRD ({version or rules}) "
+            f"{'.'.join(missing)} is {state}, and the {kind} CRD "
+            f"({version or dialects.rules_of(api_version)}) "
             "requires it: the API server would refuse this object; write it in the "
             "manifest (the tool does not make it up)"
         )
 
 
 def _restore(
-    obj: Mapping[str, Any],
-    base: Path,
-    spec_path: tuple[str, ...],
+    job: _Job,
     created: _Created,
     owned_files: Sequence[str],
     owned_commands: int,
 ) -> Op | None:
     """The one operation that gives back the value the tool created a mapping in place
     of, when everything under it is still only the tool's entries; else None."""
+    spec_path = job.spec_path
+    files_key, commands_key = job.dialect.list_keys
     depth = len(created.path)
     if spec_path[:depth] != created.path:
         return None
-    node: Any = obj
+    node: Any = job.obj
     for index, step in enumerate(spec_path):
         if not isinstance(node, Mapping):
             return None
         if index >= depth and set(node) != {step}:
             return None  # something else was added next to a level the tool created
         node = node.get(step)
-    if not isinstance(node, Mapping) or not set(node) <= set(_LIST_KEYS):
+    if not isinstance(node, Mapping) or not set(node) <= set(job.dialect.list_keys):
         return None
-    files = node.get("files") or []
-    commands = node.get("preKubeadmCommands") or []
+    files = node.get(files_key) or []
+    commands = node.get(commands_key) or []
     if not isinstance(files, list) or not isinstance(commands, list):
         return None
     if len(commands) != owned_commands or not all(
         isinstance(f, Mapping) and f.get("path") in owned_files for f in files
     ):
         return None
-    level = (*base, *created.path)
+    level = (*job.base, *created.path)
     if created.was == "absent":
         return DeleteKey(level)
     return SetValue(level, None if created.was == "null" else {})

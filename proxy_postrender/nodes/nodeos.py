@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Mapping
 
-from proxy_postrender import TYPE_CHECKING
+from proxy_postrender import TYPE_CHECKING, dialects
 from proxy_postrender.errors import InputError
 
 if TYPE_CHECKING:
@@ -67,7 +67,8 @@ _LINUX_PROGRAMS = frozenset(
         "update-ca-trust",
     }
 )
-COMMAND_LISTS = ("preKubeadmCommands", "postKubeadmCommands")
+# the command lists the rule reads: the kubeadm row's (the one dialect with Windows nodes)
+COMMAND_LISTS: tuple[str, ...] = dialects.KUBEADM.os_command_lists
 # What made the old rule call a value Windows: only a value that mentions one of these
 # and cannot be read is left undecided (patch values from Go templates).
 _MENTIONS = r"(?im)powershell|pwsh|\.ps1\b|(^|[\s\"'])[A-Za-z]:[/\\]"

@@ -276,14 +276,15 @@ class Watch(Struct):
         self.injected += 1
         if target is None or target.planner != KUBEADM:
             return
+        files_key, commands_key = kubeadm.dialect_of(target)[0].list_keys
         spec = dig(obj, *(str(step) for step in target.paths[0]))
         where = ".".join(str(step) for step in target.paths[0])
         if plan.windows:
             self._windows(where, context)
         if not isinstance(spec, Mapping) or plan.windows:
             return
-        self._files(spec, where, plan, context)
-        self._commands(obj, spec, where, context)
+        self._files(spec, where, plan, context, files_key)
+        self._commands(obj, spec, where, context, commands_key)
 
     def _windows(self, where: str, context: DocumentContext | None) -> None:
         """A Windows spec gets the machine environment only: say so when the profile
@@ -304,8 +305,9 @@ class Watch(Struct):
         where: str,
         plan: NodePlan,
         context: DocumentContext | None,
+        files_key: str = "files",
     ) -> None:
-        files = spec.get("files")
+        files = spec.get(files_key)
         ours = self.tool_paths()
         dropins: list[str] = [f"{p} (kept: onConflict keep)" for p in plan.files_kept]
         environment: list[str] = []
@@ -324,15 +326,17 @@ class Watch(Struct):
                 environment.append(f"{path} ({', '.join(names)})")
         if dropins:
             message = (
-                f"{where}.files has proxy drop-ins of its own: {'; '.join(dropins)}; containerd "
-                "and kubelet may run with those values rather than the profile's: take them out "
-                "of the chart's values, or set spec.onConflict: override (same path only)"
+                f"{where}.{files_key} has proxy drop-ins of its own: {'; '.join(dropins)}; "
+                "containerd and kubelet may run with those values rather than the profile's: "
+                "take them out of the chart's values, or set spec.onConflict: override "
+                "(same path only)"
             )
             self.specs.append(Found(DROPIN, message, context))
         if environment:
             message = (
-                f"{where}.files writes proxy variables into {'; '.join(environment)}: a second "
-                "source of the proxy settings on the node, beside the tool's; keep one owner"
+                f"{where}.{files_key} writes proxy variables into {'; '.join(environment)}: "
+                "a second source of the proxy settings on the node, beside the tool's; "
+                "keep one owner"
             )
             self.specs.append(Found(ENVIRONMENT, message, context))
 
@@ -342,8 +346,9 @@ class Watch(Struct):
         spec: Mapping[str, Any],
         where: str,
         context: DocumentContext | None,
+        commands_key: str = "preKubeadmCommands",
     ) -> None:
-        commands = spec.get("preKubeadmCommands")
+        commands = spec.get(commands_key)
         if not isinstance(commands, list):
             return
         skip = _recorded_commands(obj)
@@ -360,7 +365,7 @@ class Watch(Struct):
             shown = ", ".join(dict.fromkeys(names))
             more = f" and {len(setting) - 3} more" if len(setting) > 3 else ""
             message = (
-                f"{where}.preKubeadmCommands{', '.join(setting[:3])}{more} set {shown} "
+                f"{where}.{commands_key}{', '.join(setting[:3])}{more} set {shown} "
                 "after the tool's exports: "
                 "kubeadm and the static pods it writes get the manifest's values, not the "
                 "profile's; take them out of the chart's values"

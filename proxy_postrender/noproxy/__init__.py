@@ -10,5 +10,5 @@
 - ``clients``: models of Go, curl, Python and wget; ``explain``: what
   ``proxy-postrender noproxy`` prints; ``advice``: classic mistakes, as warnings.
 
-May import: structs, errors, redact, objects, yamltext.
+May import: structs, errors, redact, objects, dialects, yamltext.
 """

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 
-from proxy_postrender import TYPE_CHECKING
+from proxy_postrender import TYPE_CHECKING, dialects
 
 if TYPE_CHECKING:
     from typing import Any
@@ -50,19 +50,12 @@ CAPI_GROUP = "cluster.x-k8s.io"
 KUBEADM_SERVICE_CIDR = "10.96.0.0/12"
 CLUSTER_NAME_LABEL = "cluster.x-k8s.io/cluster-name"
 # kinds the discovery reads (besides the infrastructure clusters a Cluster names)
-DISCOVERY_KINDS = frozenset(
-    {
-        "Cluster",
-        "MachineDeployment",
-        "MachinePool",
-        "ClusterClass",
-        "KubeadmConfigTemplate",
-        "KubeadmControlPlaneTemplate",
-    }
+# the bootstrap template kinds a ClusterClass names, of every dialect row (kept in the
+# index: the class's own patch selects those of the stream)
+TEMPLATE_KINDS: frozenset[str] = dialects.TEMPLATE_KINDS
+DISCOVERY_KINDS: frozenset[str] = (
+    frozenset({"Cluster", "MachineDeployment", "MachinePool", "ClusterClass"}) | TEMPLATE_KINDS
 )
-# the kubeadm template kinds a ClusterClass names (kept in the index: the class's own
-# patch selects those of the stream)
-TEMPLATE_KINDS = frozenset({"KubeadmConfigTemplate", "KubeadmControlPlaneTemplate"})
 
 # a clusterctl/envsubst variable not yet expanded: ${NAME}, ${NAME:=default}, $NAME
 _VARIABLE = re.compile(r"\$\{?[A-Za-z_]")

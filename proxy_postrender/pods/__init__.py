@@ -5,5 +5,6 @@
   annotations) and the proxy CA mount;
 - ``java``: JAVA_TOOL_OPTIONS for JVMs.
 
-May import: structs, errors, redact, objects, yamltext, noproxy, targets, record, plans.
+May import: structs, errors, redact, objects, dialects, yamltext, noproxy, targets, record,
+plans.
 """

@@ -13,6 +13,6 @@
 - ``request``: the run's Request from a loaded profile;
 - ``fleet``: the per-cluster entries (``spec.clusters``), each a whole profile.
 
-May import: structs, errors, redact, objects, yamltext, noproxy, targets, record, plans,
-pods, nodes, fields, request, result, resolve, planners, generated, verify, engine.
+May import: structs, errors, redact, objects, dialects, yamltext, noproxy, targets, record,
+plans, pods, nodes, fields, request, result, resolve, planners, generated, verify, engine.
 """

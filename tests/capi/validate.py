@@ -24,7 +24,7 @@ import jsonschema
 
 from proxy_postrender.objects import walk_objects
 from proxy_postrender.yamltext import libyaml
-from tests.capi.crd_schema import SCHEMAS
+from tests.capi.crd_schema import SCHEMA_DIRS
 
 _RFC3339 = re.compile(
     r"^\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)$",
@@ -99,7 +99,7 @@ def make_validator(schema: dict[str, Any]) -> Any:
 def _schemas() -> dict[tuple[str, str], Any]:
     """(apiVersion, kind) -> validator, for every stored schema."""
     out = {}
-    for path in sorted(SCHEMAS.glob("*.json")):
+    for path in sorted(p for d in SCHEMA_DIRS for p in d.glob("*.json")):
         schema = json.loads(path.read_text(encoding="utf-8"))
         props = schema["properties"]
         out[props["apiVersion"]["const"], props["kind"]["const"]] = make_validator(schema)
