@@ -541,3 +541,13 @@ def test_plain_scalars_resolve_the_same_from_the_resolvers_cache() -> None:
     expected = [(type(v), v) for v in (blockread._Resolver()._resolve(t) for t in texts)]
     assert first == again == expected
     assert [fresh.plain(t) for t in texts[:3]] == [None, None, 0]
+
+
+@pytest.mark.parametrize("text", ["a: [a?b]\n", "a: [a ?b]\n", "a: [a?]\n", "a: {x: a?b}\n"])
+def test_a_question_mark_in_a_flow_plain_scalar_is_left_to_libyaml(text: str) -> None:
+    """The libyaml the tool loads refuses these (found by the mutation test on a golden
+    input, cidrBlocks: [1?92.168.0.0/16]); the fast reader must decline, not accept."""
+    with pytest.raises(blockread.Declined):
+        blockread.read(text)
+    with pytest.raises(ParseError):
+        libyaml.compose(text)

@@ -669,8 +669,10 @@ def _flow_scalar(
         return ScalarNode(start, start + len(quoted), value, quoted[0], False), value
     assert plain is not None
     text = plain.rstrip(" ")
-    # libyaml reads "?x" and ":x" differently inside flow collections: only "-x" here
-    if _indicator_start(text, "-") or ": " in text or text.endswith(":"):
+    # libyaml reads "?x" and ":x" differently inside flow collections: only "-x" here;
+    # and the libyaml the tool loads refuses a "?" anywhere in a flow plain scalar
+    # ("[a?b]": "did not find expected ','"), which the full reader then reports
+    if _indicator_start(text, "-") or ": " in text or text.endswith(":") or "?" in text:
         raise Declined("flow plain scalar")
     start = offset + match.start(3)
     node = ScalarNode(start, start + len(text), text, "", text in _NULLS)
