@@ -225,3 +225,41 @@ def test_a_missing_spec_is_passed_through_with_a_note() -> None:
         "metadata:\n  name: t\nspec:\n  template: {}\n"
     )
     assert engine.process(text, REQUEST).text == text
+
+
+_CLASS = """\
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: ClusterClass
+metadata: {name: talos-class, namespace: default}
+spec:
+  workers:
+    machineDeployments:
+      - class: default-worker
+        template:
+          bootstrap:
+            ref:
+              apiVersion: bootstrap.cluster.x-k8s.io/v1beta1
+              kind: TalosConfigTemplate
+              name: workers
+---
+apiVersion: bootstrap.cluster.x-k8s.io/v1beta1
+kind: TalosConfigTemplate
+metadata: {name: workers, namespace: default}
+spec:
+  template:
+    spec: {generateType: worker, talosVersion: v1.13}
+---
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: Cluster
+metadata: {name: a, namespace: default}
+spec:
+  clusterNetwork: {pods: {cidrBlocks: [10.1.0.0/16]}}
+  topology: {class: talos-class, version: v1.33.1}
+"""
+
+
+def test_a_template_a_clusterclass_names_is_refused_not_given_one_clusters_values() -> None:
+    """The clusters of a class have their own NO_PROXY; a patch in the shared template
+    would give them all one value: refused (no Talos ClusterClass support yet)."""
+    with pytest.raises(InputError, match=r"TalosConfigTemplate default/workers.*ClusterClass"):
+        engine.process(_CLASS, REQUEST)
