@@ -61,6 +61,9 @@ class BootstrapKind(FrozenStruct):
     # the way to the spec that the CRD requires when their parent is there: an object
     # without one is refused by the API server, so the tool does not create it
     required: Mapping[str, frozenset[Steps]] = field(default_factory=dict)
+    # the API server refuses any change to the spec (a webhook): the tool never changes
+    # what it wrote into one already (Talos's TalosConfig and TalosConfigTemplate)
+    immutable: bool = False
 
     def requires(self, api_version: str) -> frozenset[Steps]:
         return self.required.get(rules_of(api_version), frozenset())
@@ -81,6 +84,10 @@ class Dialect(FrozenStruct):
     os_command_lists: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()  # said in --report for every object of the dialect
     source: str = ""  # where the names come from (repository, commit)
+    # CONFIG_PATCH: the list of patch documents (strings) in the spec, and the spec's
+    # field that says which version of the node's configuration the patch is for
+    patches_key: str = ""
+    version_key: str = ""
 
     @property
     def list_keys(self) -> tuple[str, str]:
@@ -190,15 +197,73 @@ EKS_NODEADM: Dialect = Dialect(
     source=_EKS_SOURCE,
 )
 
-DIALECTS: tuple[Dialect, ...] = (KUBEADM, EKS, EKS_NODEADM)
+# Talos (siderolabs/cluster-api-bootstrap-provider-talos at
+# e21a01e06ee321cd1ae9b57ba6a45493eb492396, config/crd/bases/bootstrap.cluster.x-k8s.io_
+# {talosconfigs,talosconfigtemplates}.yaml; siderolabs/cluster-api-control-plane-provider-
+# talos at 97b33e78ff1091bd143db6c428b8ed53ec3e0931, config/crd/bases/controlplane.
+# cluster.x-k8s.io_taloscontrolplanes.yaml): no files, no commands; one strategic patch
+# of the machine configuration (``strategicPatches``, a list of YAML strings) carries the
+# variables, in the form its ``talosVersion`` reads (nodes/talos.py). TalosControlPlane's
+# ``controlPlaneConfig.init`` is not used since CACPPT v0.4.0 (api/v1alpha3/
+# taloscontrolplane_types.go:19-22): only ``controlplane`` is written. TalosConfig and
+# TalosConfigTemplate specs are immutable (api/v1beta1/talosconfig{,template}_webhook.go).
+_TALOS_SOURCE: str = (
+    "siderolabs/cluster-api-bootstrap-provider-talos@e21a01e06ee321cd1ae9b57ba6a45493eb492396, "
+    "siderolabs/cluster-api-control-plane-provider-talos@97b33e78ff1091bd143db6c428b8ed53ec3e0931"
+)
+
+TALOS: Dialect = Dialect(
+    name="talos",
+    kinds=(
+        BootstrapKind(
+            _CONTROL_PLANE,
+            "TalosControlPlane",
+            CONTROL_PLANE,
+            ("spec", "controlPlaneConfig", "controlplane"),
+            {
+                "v1beta1": frozenset(
+                    {
+                        ("spec", "controlPlaneConfig"),
+                        ("spec", "controlPlaneConfig", "controlplane"),
+                    }
+                )
+            },
+        ),
+        BootstrapKind(
+            _BOOTSTRAP,
+            "TalosConfigTemplate",
+            TEMPLATE,
+            _TEMPLATE_SPEC,
+            {"v1beta1": frozenset({("spec", "template")})},
+            immutable=True,
+        ),
+        BootstrapKind(_BOOTSTRAP, "TalosConfig", CONFIG, ("spec",), immutable=True),
+    ),
+    files_key="",
+    commands_key="",
+    formats=(),
+    os_rule=OS_LINUX,
+    restart="",
+    writers=(CONFIG_PATCH,),
+    source=_TALOS_SOURCE,
+    patches_key="strategicPatches",
+    version_key="talosVersion",
+)
+
+DIALECTS: tuple[Dialect, ...] = (KUBEADM, EKS, EKS_NODEADM, TALOS)
 
 # (API group, kind) -> (its dialect, the kind's row)
 BY_KIND: Mapping[tuple[str, str], tuple[Dialect, BootstrapKind]] = {
     (row.group, row.kind): (dialect, row) for dialect in DIALECTS for row in dialect.kinds
 }
-# the template kinds a ClusterClass may name, of every dialect
+# the template kinds a ClusterClass may name, of every dialect whose nodes take files
+# (the class's patch writes each cluster's env file; a config patch has no such file)
 TEMPLATE_KINDS: frozenset[str] = frozenset(
-    row.kind for dialect in DIALECTS for row in dialect.kinds if row.level in TEMPLATE_LEVELS
+    row.kind
+    for dialect in DIALECTS
+    if FILE_LIST in dialect.writers
+    for row in dialect.kinds
+    if row.level in TEMPLATE_LEVELS
 )
 
 

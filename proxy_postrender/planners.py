@@ -62,9 +62,22 @@ def _topology_plan(
     return topology.plan(obj, base, target, found, settings)
 
 
+def _nodes_plan(
+    obj: Mapping[str, Any], base: Path, target: Target, found: ObjectEnv, settings: Any
+) -> Plan | None:
+    """The node planner of the object's dialect: a config patch (nodes/talos.py, imported
+    when a stream has such an object), else files and commands (nodes/kubeadm.py)."""
+    dialect, row = kubeadm.dialect_of(target)
+    if dialect.patches_key:
+        from proxy_postrender.nodes import talos
+
+        return talos.plan(obj, base, row, dialect, found, settings)
+    return kubeadm.plan(obj, base, target, found, settings)
+
+
 PLANNERS: Mapping[str, Planner] = {
     targets.PODS: Planner(workloads.plan, lambda r: r.pods, WORKLOADS, workloads.ANNOTATION),
-    targets.KUBEADM: Planner(kubeadm.plan, lambda r: r.nodes, NODES, kubeadm.ANNOTATION),
+    targets.KUBEADM: Planner(_nodes_plan, lambda r: r.nodes, NODES, kubeadm.ANNOTATION),
     targets.CLUSTERCLASS: Planner(_clusterclass_plan, lambda r: r.nodes, NODES, kubeadm.ANNOTATION),
     targets.TOPOLOGY: Planner(_topology_plan, lambda r: r.nodes, NODES, kubeadm.ANNOTATION),
     targets.FIELDS: Planner(setters.plan, lambda r: r.fields, WORKLOADS, setters.ANNOTATION),

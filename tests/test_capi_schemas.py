@@ -264,13 +264,51 @@ def test_eks_schemas_record_their_source_and_hashes() -> None:
         assert (len(files[name]), crd_schema.sha256(files[name])) == (int(size), digest), name
 
 
+@pytest.mark.parametrize(
+    ("directory", "repo", "commit", "crds"),
+    [
+        (
+            crd_schema.TALOS_SCHEMAS,
+            "siderolabs/cluster-api-bootstrap-provider-talos",
+            "e21a01e06ee321cd1ae9b57ba6a45493eb492396",
+            2,
+        ),
+        (
+            crd_schema.TALOS_CP_SCHEMAS,
+            "siderolabs/cluster-api-control-plane-provider-talos",
+            "97b33e78ff1091bd143db6c428b8ed53ec3e0931",
+            1,
+        ),
+    ],
+)
+def test_talos_schemas_record_their_source_and_hashes(
+    directory: Path, repo: str, commit: str, crds: int
+) -> None:
+    """The Talos CRDs (CABPT's bootstrap kinds, CACPPT's TalosControlPlane; converted from
+    the pinned commits of proxy_postrender/dialects.py): each SOURCE.md records its commit
+    and source CRDs, and lists exactly the stored schemas with size and sha256."""
+    source = (directory / crd_schema.SOURCE_NAME).read_text(encoding="utf-8")
+    assert f"- Repository: {repo}" in source
+    assert f"- Commit: {commit}" in source
+    assert len(re.findall(r"^\| \S+\.yaml \| [0-9a-f]{64} \|$", source, re.M)) == crds
+    rows = re.findall(r"^\| (\S+\.json) \| (\d+) \| ([0-9a-f]{64}) \|$", source, re.M)
+    files = {p.name: p.read_bytes() for p in directory.glob("*.json")}
+    assert rows and sorted(name for name, _, _ in rows) == sorted(files)
+    for name, size, digest in rows:
+        assert (len(files[name]), crd_schema.sha256(files[name])) == (int(size), digest), name
+
+
 def test_every_kind_and_served_version_has_a_schema() -> None:
     kinds = ["Cluster", "ClusterClass", "KubeadmConfig", "KubeadmConfigTemplate"]
     kinds += ["KubeadmControlPlane", "KubeadmControlPlaneTemplate"]
     eks = ["EKSConfig", "EKSConfigTemplate", "NodeadmConfig", "NodeadmConfigTemplate"]
     assert {(v.rpartition("/")[2], k) for v, k in covered()} == {
         (version, kind) for kind in kinds for version in ("v1beta1", "v1beta2")
-    } | {("v1beta2", kind) for kind in eks}  # CAPA serves v1beta2 only
+    } | {("v1beta2", kind) for kind in eks} | {  # CAPA serves v1beta2 only
+        (version, kind)
+        for kind in ("TalosConfig", "TalosConfigTemplate")
+        for version in ("v1alpha3", "v1beta1")
+    } | {("v1alpha3", "TalosControlPlane")}  # CACPPT serves v1alpha3 only
 
 
 # --- (c) golden cases ----------------------------------------------------------------------

@@ -49,8 +49,14 @@ def test_each_row_agrees_with_the_crd(
             if step in node.get("required", []):
                 required.add(row.spec_path[:depth])
             node = node["properties"][step]
-        for key in dialect.list_keys:
+        for key in (k for k in dialect.list_keys if k):
             assert node["properties"][key]["type"] == "array", (version, key)
+        if dialect.patches_key:  # a config patch: a list of strings, and the version field
+            patches = node["properties"][dialect.patches_key]
+            assert patches == {"type": "array", "items": {"type": "string"}}, version
+            assert node["properties"][dialect.version_key]["type"] == "string", version
+        assert bool(dialect.patches_key) == (dialects.CONFIG_PATCH in dialect.writers)
+        assert bool(dialect.files_key) == (dialects.FILE_LIST in dialect.writers)
         assert row.requires(f"{row.group}/{version}") == required, version
 
 

@@ -116,7 +116,7 @@ def test_command_prefix_refuses_an_edited_prefix_naming_the_record() -> None:
 def test_registry_has_every_writer_a_row_may_name() -> None:
     assert set(writers.REGISTRY) == set(dialects.WRITERS)
     implemented = {name for name, w in writers.REGISTRY.items() if w.implemented}
-    assert implemented == {dialects.FILE_LIST, dialects.COMMAND_PREFIX}
+    assert implemented == {dialects.FILE_LIST, dialects.COMMAND_PREFIX, dialects.CONFIG_PATCH}
 
 
 def test_every_shipped_row_names_implemented_writers_only() -> None:
@@ -124,9 +124,7 @@ def test_every_shipped_row_names_implemented_writers_only() -> None:
         assert [w.name for w in writers.writers_of(dialect)] == list(dialect.writers)
 
 
-@pytest.mark.parametrize(
-    "name", [dialects.FIELD_SETTER, dialects.CONFIG_PATCH, dialects.ENV_LIST, "no such writer"]
-)
+@pytest.mark.parametrize("name", [dialects.FIELD_SETTER, dialects.ENV_LIST, "no such writer"])
 def test_a_row_naming_a_declared_or_unknown_writer_is_refused(name: str) -> None:
     row = dialects.Dialect(
         name="future",
@@ -141,3 +139,50 @@ def test_a_row_naming_a_declared_or_unknown_writer_is_refused(name: str) -> None
     expected = "no writer" if name == "no such writer" else "declared but not implemented"
     with pytest.raises(writers.WriterError, match=f"dialect future: .*{expected}"):
         writers.writers_of(row)
+
+
+# --- config patch ----------------------------------------------------------------------------
+
+_MINE = 'machine:\n  env:\n    HTTP_PROXY: "http://p:3128"\n'
+
+
+def _patch(spec: dict[str, Any], owned: str | None, wanted: str | None) -> writers.PatchPlan:
+    return writers.plan_patch(
+        spec,
+        ("spec",),
+        "strategicPatches",
+        "spec",
+        owned,
+        wanted,
+        restore_empty=False,
+        record="example/record",
+    )
+
+
+def test_config_patch_appends_after_the_manifests_patches() -> None:
+    spec: dict[str, Any] = {"strategicPatches": ["machine: {install: {disk: /dev/sda}}"]}
+    plan = _patch(spec, None, _MINE)
+    assert plan.ops == [AppendItems(("spec", "strategicPatches"), (_MINE,))]
+    assert (plan.digest, plan.changed, plan.replaced) == (writers.patch_digest(_MINE), True, False)
+
+
+def test_config_patch_again_is_no_change_and_other_values_replace_it() -> None:
+    spec: dict[str, Any] = {"strategicPatches": ["theirs: 1", _MINE]}
+    digest = writers.patch_digest(_MINE)
+    same = _patch(spec, digest, _MINE)
+    assert (same.ops, same.digest, same.changed) == ([], digest, False)
+    other = _MINE.replace("p:3128", "q:3128")
+    moved = _patch(spec, digest, other)
+    assert moved.ops == [
+        DeleteItem(("spec", "strategicPatches", 1)),
+        AppendItems(("spec", "strategicPatches"), (other,)),
+    ]
+    assert (moved.digest, moved.replaced) == (writers.patch_digest(other), True)
+    gone = _patch(spec, digest, None)
+    assert (gone.ops, gone.digest) == ([DeleteItem(("spec", "strategicPatches", 1))], None)
+
+
+def test_config_patch_refuses_a_recorded_patch_that_is_not_there() -> None:
+    spec: dict[str, Any] = {"strategicPatches": [_MINE + "# edited\n"]}
+    with pytest.raises(InputError, match=r"recorded in example/record as the tool's is not"):
+        _patch(spec, writers.patch_digest(_MINE), _MINE)

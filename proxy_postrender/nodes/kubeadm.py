@@ -36,7 +36,7 @@ ANNOTATION = "proxy-postrender.io/node-bootstrap"
 CONTAINERD_SOCKET: str = dialects.CONTAINERD_SOCKET
 RESTART_CONTAINERD: str = dialects.RESTART_CONTAINERD
 # every dialect's restart command (a re-run recognises the tool's own)
-_RESTARTS: frozenset[str] = frozenset(d.restart for d in dialects.DIALECTS)
+_RESTARTS: frozenset[str] = frozenset(d.restart for d in dialects.DIALECTS if d.restart)
 
 
 DEFAULT_ENV_FILE = "/etc/proxy-postrender/proxy.env"

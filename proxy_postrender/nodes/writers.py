@@ -4,11 +4,13 @@ A dialect row (proxy_postrender/dialects.py) names the writers its specs take;
 this module is their registry. Implemented:
 
 - "file list": the tool's files appended to a list of files (``plan_files``);
-- "command prefix": the tool's commands first in a list of commands (``plan_commands``).
+- "command prefix": the tool's commands first in a list of commands (``plan_commands``);
+- "config patch": one patch document (a string) of the tool's at the end of a list of
+  patches, recognised by the digest its record keeps (``plan_patch``).
 
 Declared for providers still to come, refused if a row names them: "field setter"
-(fields of the spec set to the proxy values), "config patch" (a patch document
-added to a list of patches), "env list" (name/value entries in an env list).
+(fields of the spec set to the proxy values), "env list" (name/value entries in an
+env list).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ REGISTRY: Mapping[str, Writer] = {
         Writer(dialects.FILE_LIST, "appends the tool's files to a list of files", True),
         Writer(dialects.COMMAND_PREFIX, "puts the tool's commands first in a list", True),
         Writer(dialects.FIELD_SETTER, "sets fields of the spec to the proxy values", False),
-        Writer(dialects.CONFIG_PATCH, "adds a patch document to a list of patches", False),
+        Writer(dialects.CONFIG_PATCH, "adds a patch document to a list of patches", True),
         Writer(dialects.ENV_LIST, "adds name/value entries to an env list", False),
     )
 }
@@ -183,3 +185,70 @@ def plan_commands(
         front=True,
         restore_empty=restore_empty,
     )
+
+
+def patch_digest(text: str) -> str:
+    """The digest a record keeps of the tool's patch document (16 hex digits of sha256).
+
+    >>> patch_digest("machine: {}")
+    '3b73c63331cfca16'
+    """
+    import hashlib  # lazy: only a run with a config-patch dialect needs it
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+class PatchPlan(Struct):
+    ops: list[Op]
+    digest: str | None  # the digest of the tool's patch afterwards (None: no patch)
+    changed: bool  # the tool's patch is added, replaced or taken out
+    replaced: bool  # a patch of the tool's was there and differs from the wanted one
+
+
+def plan_patch(
+    parent: Mapping[str, Any],
+    parent_path: Path,
+    key: str,
+    where: str,
+    owned_digest: str | None,
+    wanted: str | None,
+    *,
+    restore_empty: bool,
+    record: str,
+) -> PatchPlan:
+    """The "config patch" writer: the tool's one patch document at the end of
+    ``parent[key]`` (a list of strings), the manifest's patches unchanged and first.
+    ``owned_digest``: the digest the annotation ``record`` keeps of the tool's patch
+    (an entry with that digest must be there); ``wanted`` None takes it out.
+
+    >>> spec = {"strategicPatches": ["machine: {}"]}
+    >>> plan = plan_patch(spec, ("spec",), "strategicPatches", "spec", None,
+    ...     "cluster: {}", restore_empty=False, record="an/annotation")
+    >>> len(plan.ops), plan.digest == patch_digest("cluster: {}"), plan.changed
+    (1, True, True)
+    """
+    items = _list(parent, key, where)
+    found = None
+    if owned_digest is not None:
+        found = next(
+            (
+                index
+                for index, item in enumerate(items)
+                if isinstance(item, str) and patch_digest(item) == owned_digest
+            ),
+            None,
+        )
+        if found is None:
+            raise InputError(
+                f"{where}.{key}: the patch recorded in {record} as the tool's is not there "
+                "(was it edited?); restore it or delete the annotation"
+            )
+    if found is not None and wanted is not None and items[found] == wanted:
+        return PatchPlan([], owned_digest, False, False)
+    deleted = set() if found is None else {found}
+    added = [] if wanted is None else [wanted]
+    if not deleted and not added:
+        return PatchPlan([], None, False, False)
+    ops = update_list(parent, parent_path, key, deleted, added, restore_empty=restore_empty)
+    digest = None if wanted is None else patch_digest(wanted)
+    return PatchPlan(ops, digest, True, found is not None and wanted is not None)

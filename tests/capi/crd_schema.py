@@ -59,7 +59,10 @@ SOURCE_NAME = "SOURCE.md"
 # the schemas of other providers' bootstrap CRDs, each in a directory of its own
 # (``--out``): CAPA's EKS kinds, from kubernetes-sigs/cluster-api-provider-aws
 EKS_SCHEMAS = SCHEMAS / "eks"
-SCHEMA_DIRS = (SCHEMAS, EKS_SCHEMAS)
+# Talos: CABPT (bootstrap kinds) and CACPPT (TalosControlPlane), one commit each
+TALOS_SCHEMAS = SCHEMAS / "talos"
+TALOS_CP_SCHEMAS = SCHEMAS / "talos-controlplane"
+SCHEMA_DIRS = (SCHEMAS, EKS_SCHEMAS, TALOS_SCHEMAS, TALOS_CP_SCHEMAS)
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 Schema = dict[str, Any]
