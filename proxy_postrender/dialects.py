@@ -81,6 +81,8 @@ class Dialect(FrozenStruct):
     os_command_lists: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()  # said in --report for every object of the dialect
     source: str = ""  # where the names come from (repository, commit)
+    # FIELD_SETTER: (a field of the spec, the variable whose value it takes), in order
+    fields: tuple[tuple[str, str], ...] = ()
 
     @property
     def list_keys(self) -> tuple[str, str]:
@@ -190,15 +192,78 @@ EKS_NODEADM: Dialect = Dialect(
     source=_EKS_SOURCE,
 )
 
-DIALECTS: tuple[Dialect, ...] = (KUBEADM, EKS, EKS_NODEADM)
+# MicroK8s (canonical/cluster-api-bootstrap-provider-microk8s at
+# 71682d3c068a8bd62df989a2b085ab8402b6884e, apis/v1beta1/microk8sconfig_types.go
+# InitConfiguration; the control plane's CRD from canonical/
+# cluster-api-control-plane-provider-microk8s at ade5fcbf701ef21373942e3fa28708c80ec1fe8f
+# embeds the same InitConfiguration): the proxy goes into the spec's own fields, which
+# the controller turns into two scripts of the node's cloud-init (controllers/cloudinit/
+# scripts/00-configure-snapstore-http-proxy.sh: ``snap set system proxy.http(s)=``,
+# before MicroK8s is installed; 10-configure-containerd-proxy.sh: appended to
+# /var/snap/microk8s/current/args/containerd-env, then containerd restarted). No
+# ``contentFrom``: the values are in the object (secret mode is refused), cloud-config only.
+_MICROK8S_SOURCE: str = (
+    "canonical/cluster-api-bootstrap-provider-microk8s@71682d3c068a8bd62df989a2b085ab8402b6884e, "
+    "canonical/cluster-api-control-plane-provider-microk8s@ade5fcbf701ef21373942e3fa28708c80ec1fe8f"
+)
+_INIT: str = "initConfiguration"
+
+MICROK8S: Dialect = Dialect(
+    name="microk8s",
+    kinds=(
+        BootstrapKind(
+            _CONTROL_PLANE,
+            "MicroK8sControlPlane",
+            CONTROL_PLANE,
+            ("spec", "controlPlaneConfig", _INIT),
+        ),
+        BootstrapKind(
+            _BOOTSTRAP,
+            "MicroK8sConfigTemplate",
+            TEMPLATE,
+            (*_TEMPLATE_SPEC, _INIT),
+            _TEMPLATE_REQUIRED,
+        ),
+        BootstrapKind(_BOOTSTRAP, "MicroK8sConfig", CONFIG, ("spec", _INIT)),
+    ),
+    files_key="extraWriteFiles",
+    commands_key="preRunCommands",
+    formats=(),
+    os_rule=OS_LINUX,
+    restart="",  # MicroK8s restarts its containerd itself after writing containerd-env
+    writers=(FIELD_SETTER,),
+    fields=(
+        ("httpProxy", "HTTP_PROXY"),
+        ("httpsProxy", "HTTPS_PROXY"),
+        ("noProxy", "NO_PROXY"),
+        # snapd's own proxy: ``snap install microk8s`` runs before anything else
+        ("snapstoreHTTPProxy", "HTTP_PROXY"),
+        ("snapstoreHTTPSProxy", "HTTPS_PROXY"),
+    ),
+    notes=(
+        "MicroK8s gives httpProxy/httpsProxy/noProxy to its containerd only "
+        "(containerd-env): kubelet, the API server and add-ons get no proxy from them",
+        "snapstoreHTTPProxy/snapstoreHTTPSProxy are snapd's proxy (snap set system "
+        "proxy.http/https), which installing MicroK8s needs: the tool sets them to the "
+        "same values",
+    ),
+    source=_MICROK8S_SOURCE,
+)
+
+DIALECTS: tuple[Dialect, ...] = (KUBEADM, EKS, EKS_NODEADM, MICROK8S)
 
 # (API group, kind) -> (its dialect, the kind's row)
 BY_KIND: Mapping[tuple[str, str], tuple[Dialect, BootstrapKind]] = {
     (row.group, row.kind): (dialect, row) for dialect in DIALECTS for row in dialect.kinds
 }
-# the template kinds a ClusterClass may name, of every dialect
+# the template kinds a ClusterClass may name, of every dialect whose nodes take files
+# (the ClusterClass planner's patches write to the file and command lists)
 TEMPLATE_KINDS: frozenset[str] = frozenset(
-    row.kind for dialect in DIALECTS for row in dialect.kinds if row.level in TEMPLATE_LEVELS
+    row.kind
+    for dialect in DIALECTS
+    if FILE_LIST in dialect.writers
+    for row in dialect.kinds
+    if row.level in TEMPLATE_LEVELS
 )
 
 

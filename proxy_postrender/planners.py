@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from proxy_postrender import TYPE_CHECKING, targets
+from proxy_postrender import TYPE_CHECKING, dialects, targets
 from proxy_postrender.errors import InputError
 from proxy_postrender.fields import setters
 from proxy_postrender.nodes import kubeadm
@@ -62,9 +62,22 @@ def _topology_plan(
     return topology.plan(obj, base, target, found, settings)
 
 
+def _node_plan(
+    obj: Mapping[str, Any], base: Path, target: Target, found: ObjectEnv, settings: Any
+) -> Plan | None:
+    """The node bootstrap planner of the object's dialect row: nodes/specfields.py for a
+    row whose writer sets fields of the spec (imported then), else nodes/kubeadm.py."""
+    found_row = dialects.of_kind(target.group, target.kind)
+    if found_row is not None and dialects.FIELD_SETTER in found_row[0].writers:
+        from proxy_postrender.nodes import specfields
+
+        return specfields.plan(obj, base, target, found, settings)
+    return kubeadm.plan(obj, base, target, found, settings)
+
+
 PLANNERS: Mapping[str, Planner] = {
     targets.PODS: Planner(workloads.plan, lambda r: r.pods, WORKLOADS, workloads.ANNOTATION),
-    targets.KUBEADM: Planner(kubeadm.plan, lambda r: r.nodes, NODES, kubeadm.ANNOTATION),
+    targets.KUBEADM: Planner(_node_plan, lambda r: r.nodes, NODES, kubeadm.ANNOTATION),
     targets.CLUSTERCLASS: Planner(_clusterclass_plan, lambda r: r.nodes, NODES, kubeadm.ANNOTATION),
     targets.TOPOLOGY: Planner(_topology_plan, lambda r: r.nodes, NODES, kubeadm.ANNOTATION),
     targets.FIELDS: Planner(setters.plan, lambda r: r.fields, WORKLOADS, setters.ANNOTATION),

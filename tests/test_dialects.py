@@ -51,6 +51,8 @@ def test_each_row_agrees_with_the_crd(
             node = node["properties"][step]
         for key in dialect.list_keys:
             assert node["properties"][key]["type"] == "array", (version, key)
+        for name, _ in dialect.fields:
+            assert node["properties"][name]["type"] == "string", (version, name)
         assert row.requires(f"{row.group}/{version}") == required, version
 
 

@@ -57,7 +57,7 @@ _TEMPLATES: dict[str, tuple[dialects.BootstrapKind, dialects.Dialect]] = {
     row.kind: (row, dialect)
     for dialect in dialects.DIALECTS
     for row in dialect.kinds
-    if row.level in dialects.TEMPLATE_LEVELS
+    if row.kind in dialects.TEMPLATE_KINDS
 }
 _PATHS: dict[str, str] = {
     kind: "".join(f"/{step}" for step in (*row.spec_path, dialect.files_key, "-"))

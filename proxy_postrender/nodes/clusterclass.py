@@ -68,7 +68,7 @@ LIST_POINTERS: Mapping[str, Mapping[str, str]] = {
     }
     for dialect in dialects.DIALECTS
     for row in dialect.kinds
-    if row.level in dialects.TEMPLATE_LEVELS
+    if row.kind in dialects.TEMPLATE_KINDS
 }
 # the template kinds whose dialect has Linux nodes only (no Windows rule applies)
 _LINUX_ONLY: frozenset[str] = frozenset(

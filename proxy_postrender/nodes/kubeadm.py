@@ -36,7 +36,7 @@ ANNOTATION = "proxy-postrender.io/node-bootstrap"
 CONTAINERD_SOCKET: str = dialects.CONTAINERD_SOCKET
 RESTART_CONTAINERD: str = dialects.RESTART_CONTAINERD
 # every dialect's restart command (a re-run recognises the tool's own)
-_RESTARTS: frozenset[str] = frozenset(d.restart for d in dialects.DIALECTS)
+_RESTARTS: frozenset[str] = frozenset(d.restart for d in dialects.DIALECTS if d.restart)
 
 
 DEFAULT_ENV_FILE = "/etc/proxy-postrender/proxy.env"
@@ -118,7 +118,7 @@ def check_inline_password(plan: NodePlan, settings: NodeSettings | None) -> None
         or not settings.forbid_inline_password
         or plan.secret is not None
         or plan.skipped
-        or not (plan.files_added or plan.commands)
+        or not (plan.files_added or plan.commands or plan.fields_set)
     ):
         return
     raise InputError(
@@ -132,6 +132,7 @@ def check_inline_password(plan: NodePlan, settings: NodeSettings | None) -> None
 class NodePlan(Plan):
     files_added: list[str] = field(default_factory=list)
     files_kept: list[str] = field(default_factory=list)  # same path set by the manifest
+    fields_set: list[str] = field(default_factory=list)  # a field setter's fields, now set
     commands: int = 0  # commands the tool now has in front
     commands_key: str = dialects.KUBEADM.commands_key  # the list they are in
     changed_commands: bool = False
@@ -170,6 +171,8 @@ class NodePlan(Plan):
             lines.append(f"    files written: {', '.join(dict.fromkeys(self.files_added))}")
         if self.changed_commands:
             lines.append(f"    {self.commands_key}: {self.commands} commands in front")
+        if self.fields_set:
+            lines.append(f"    fields set: {', '.join(self.fields_set)}")
         lines += [f"    kept (set by the manifest): {path}" for path in self.files_kept]
         lines += [f"    note: {note}" for note in self.notes]
         if self.no_proxy_from:
@@ -581,11 +584,18 @@ def _plan_missing(job: _Job, gap: _Created) -> NodePlan:
 def _check_allowed(job: _Job, gap: _Created) -> None:
     """An InputError when the CRD of the object requires the level the tool would create
     (the gap itself, or the first level under a ``{}``): the levels of its dialect row."""
-    kind = str(job.obj.get("kind") or "")
-    api_version = str(job.obj.get("apiVersion") or "")
+    _check_level(job.obj, job.row, job.spec_path, gap)
+
+
+def _check_level(
+    obj: Mapping[str, Any], row: BootstrapKind, spec_path: tuple[str, ...], gap: _Created
+) -> None:
+    """``_check_allowed`` for an object, its kind's row and the path to its spec."""
+    kind = str(obj.get("kind") or "")
+    api_version = str(obj.get("apiVersion") or "")
     version = api_version.rpartition("/")[2]
-    missing = gap.path if gap.was != "empty" else job.spec_path[: len(gap.path) + 1]
-    if missing in job.row.requires(api_version):
+    missing = gap.path if gap.was != "empty" else spec_path[: len(gap.path) + 1]
+    if missing in row.requires(api_version):
         state = "null" if gap.was == "null" else "missing"
         raise InputError(
             f"{'.'.join(missing)} is {state}, and the {kind} CRD "

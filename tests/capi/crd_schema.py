@@ -59,7 +59,10 @@ SOURCE_NAME = "SOURCE.md"
 # the schemas of other providers' bootstrap CRDs, each in a directory of its own
 # (``--out``): CAPA's EKS kinds, from kubernetes-sigs/cluster-api-provider-aws
 EKS_SCHEMAS = SCHEMAS / "eks"
-SCHEMA_DIRS = (SCHEMAS, EKS_SCHEMAS)
+# MicroK8s: canonical/cluster-api-bootstrap-provider-microk8s (MicroK8sConfig(Template))
+# and canonical/cluster-api-control-plane-provider-microk8s (MicroK8sControlPlane)
+MICROK8S_SCHEMAS = (SCHEMAS / "microk8s", SCHEMAS / "microk8s-controlplane")
+SCHEMA_DIRS = (SCHEMAS, EKS_SCHEMAS, *MICROK8S_SCHEMAS)
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 Schema = dict[str, Any]
