@@ -83,6 +83,28 @@ class Dialect(FrozenStruct):
     source: str = ""  # where the names come from (repository, commit)
     # FIELD_SETTER: (a field of the spec, the variable whose value it takes), in order
     fields: tuple[tuple[str, str], ...] = ()
+    # the command list per rule set ("v1beta1"/"v1beta2") where the versions name it
+    # differently (``commands_key`` is then the newest's); see ``at``
+    commands_by_rules: Mapping[str, str] = field(default_factory=dict)
+    file_owner: bool = True  # the file items take ``owner``
+    secret_source: str = "secret"  # contentFrom's key for a Secret's key
+    class_patches: bool = True  # a ClusterClass's patches may write its lists
+    # the systemd unit whose drop-in carries the variables, per level (none: containerd's
+    # and kubelet's drop-ins, the profile's paths)
+    units: Mapping[str, str] = field(default_factory=dict)
+
+    def at(self, api_version: str) -> Dialect:
+        """The row as an object of ``api_version`` reads it (its command list).
+
+        >>> K0SMOTRON.at("bootstrap.cluster.x-k8s.io/v1beta1").commands_key
+        'preStartCommands'
+        """
+        key = self.commands_by_rules.get(rules_of(api_version))
+        if key is None or key == self.commands_key:
+            return self
+        from proxy_postrender.structs import replace  # lazy: only k0smotron's v1beta1
+
+        return replace(self, commands_key=key)
 
     @property
     def list_keys(self) -> tuple[str, str]:
@@ -250,7 +272,67 @@ MICROK8S: Dialect = Dialect(
     source=_MICROK8S_SOURCE,
 )
 
-DIALECTS: tuple[Dialect, ...] = (KUBEADM, EKS, EKS_NODEADM, MICROK8S)
+# k0smotron (k0sproject/k0smotron at 3897bbe645698acbe9974449bb771e949dedb77e;
+# api/bootstrap/v1beta2/k0s_types.go, api/controlplane/v1beta2/k0s_types.go): k0s runs
+# its containerd and kubelet as children of the k0sworker / k0scontroller unit, which
+# read a systemd drop-in (k0sproject/k0s docs/environment-variables.md); the commands
+# before the k0s download and ``k0s install`` are ``preStartCommands`` in v1beta1 and
+# ``preK0sCommands`` in v1beta2. File items have no ``owner``; ``contentFrom.secretRef``.
+# K0smotronControlPlane runs as pods (noproxy/bootstraps.py): no row.
+_K0S_SOURCE: str = "k0sproject/k0smotron@3897bbe645698acbe9974449bb771e949dedb77e"
+K0S_BOOTSTRAP_UNIT: str = "k0s-bootstrap"  # Ignition's unit that runs the commands
+
+K0SMOTRON: Dialect = Dialect(
+    name="k0smotron",
+    kinds=(
+        BootstrapKind(
+            _CONTROL_PLANE,
+            "K0sControlPlane",
+            CONTROL_PLANE,
+            ("spec", "k0sConfigSpec"),
+            {
+                "v1beta1": frozenset({("spec", "k0sConfigSpec")}),
+                "v1beta2": frozenset({("spec", "k0sConfigSpec")}),
+            },
+        ),
+        BootstrapKind(
+            _CONTROL_PLANE,
+            "K0sControlPlaneTemplate",
+            CONTROL_PLANE_TEMPLATE,
+            ("spec", "template", "spec", "k0sConfigSpec"),
+            {
+                "v1beta1": frozenset({("spec", "template", "spec", "k0sConfigSpec")}),
+                "v1beta2": frozenset({("spec", "template", "spec", "k0sConfigSpec")}),
+            },
+        ),
+        BootstrapKind(_BOOTSTRAP, "K0sWorkerConfigTemplate", TEMPLATE, _TEMPLATE_SPEC),
+        BootstrapKind(_BOOTSTRAP, "K0sWorkerConfig", CONFIG, ("spec",)),
+        BootstrapKind(_BOOTSTRAP, "K0sControllerConfig", CONTROL_PLANE, ("spec",)),
+    ),
+    files_key="files",
+    commands_key="preK0sCommands",
+    formats=(),
+    os_rule=OS_LINUX,
+    restart="",  # k0s is not installed yet: its units start with the drop-in in place
+    writers=(FILE_LIST, COMMAND_PREFIX),
+    notes=(
+        "k0s adds no cluster ranges to NO_PROXY: the nodes get the tool's per-cluster "
+        "NO_PROXY (pods, services, cluster domain)",
+    ),
+    source=_K0S_SOURCE,
+    commands_by_rules={"v1beta1": "preStartCommands", "v1beta2": "preK0sCommands"},
+    file_owner=False,
+    secret_source="secretRef",
+    class_patches=False,
+    units={
+        CONFIG: "k0sworker",
+        TEMPLATE: "k0sworker",
+        CONTROL_PLANE: "k0scontroller",
+        CONTROL_PLANE_TEMPLATE: "k0scontroller",
+    },
+)
+
+DIALECTS: tuple[Dialect, ...] = (KUBEADM, EKS, EKS_NODEADM, MICROK8S, K0SMOTRON)
 
 # (API group, kind) -> (its dialect, the kind's row)
 BY_KIND: Mapping[tuple[str, str], tuple[Dialect, BootstrapKind]] = {
@@ -261,7 +343,7 @@ BY_KIND: Mapping[tuple[str, str], tuple[Dialect, BootstrapKind]] = {
 TEMPLATE_KINDS: frozenset[str] = frozenset(
     row.kind
     for dialect in DIALECTS
-    if FILE_LIST in dialect.writers
+    if FILE_LIST in dialect.writers and dialect.class_patches
     for row in dialect.kinds
     if row.level in TEMPLATE_LEVELS
 )
