@@ -88,6 +88,30 @@ class Dialect(FrozenStruct):
     # field that says which version of the node's configuration the patch is for
     patches_key: str = ""
     version_key: str = ""
+    # FIELD_SETTER: (a field of the spec, the variable whose value it takes), in order
+    fields: tuple[tuple[str, str], ...] = ()
+    # the command list per rule set ("v1beta1"/"v1beta2") where the versions name it
+    # differently (``commands_key`` is then the newest's); see ``at``
+    commands_by_rules: Mapping[str, str] = field(default_factory=dict)
+    file_owner: bool = True  # the file items take ``owner``
+    secret_source: str = "secret"  # contentFrom's key for a Secret's key
+    class_patches: bool = True  # a ClusterClass's patches may write its lists
+    # the systemd unit whose drop-in carries the variables, per level (none: containerd's
+    # and kubelet's drop-ins, the profile's paths)
+    units: Mapping[str, str] = field(default_factory=dict)
+
+    def at(self, api_version: str) -> Dialect:
+        """The row as an object of ``api_version`` reads it (its command list).
+
+        >>> K0SMOTRON.at("bootstrap.cluster.x-k8s.io/v1beta1").commands_key
+        'preStartCommands'
+        """
+        key = self.commands_by_rules.get(rules_of(api_version))
+        if key is None or key == self.commands_key:
+            return self
+        from proxy_postrender.structs import replace  # lazy: only k0smotron's v1beta1
+
+        return replace(self, commands_key=key)
 
     @property
     def list_keys(self) -> tuple[str, str]:
@@ -250,18 +274,137 @@ TALOS: Dialect = Dialect(
     version_key="talosVersion",
 )
 
-DIALECTS: tuple[Dialect, ...] = (KUBEADM, EKS, EKS_NODEADM, TALOS)
+# MicroK8s (canonical/cluster-api-bootstrap-provider-microk8s at
+# 71682d3c068a8bd62df989a2b085ab8402b6884e, apis/v1beta1/microk8sconfig_types.go
+# InitConfiguration; the control plane's CRD from canonical/
+# cluster-api-control-plane-provider-microk8s at ade5fcbf701ef21373942e3fa28708c80ec1fe8f
+# embeds the same InitConfiguration): the proxy goes into the spec's own fields, which
+# the controller turns into two scripts of the node's cloud-init (controllers/cloudinit/
+# scripts/00-configure-snapstore-http-proxy.sh: ``snap set system proxy.http(s)=``,
+# before MicroK8s is installed; 10-configure-containerd-proxy.sh: appended to
+# /var/snap/microk8s/current/args/containerd-env, then containerd restarted). No
+# ``contentFrom``: the values are in the object (secret mode is refused), cloud-config only.
+_MICROK8S_SOURCE: str = (
+    "canonical/cluster-api-bootstrap-provider-microk8s@71682d3c068a8bd62df989a2b085ab8402b6884e, "
+    "canonical/cluster-api-control-plane-provider-microk8s@ade5fcbf701ef21373942e3fa28708c80ec1fe8f"
+)
+_INIT: str = "initConfiguration"
+
+MICROK8S: Dialect = Dialect(
+    name="microk8s",
+    kinds=(
+        BootstrapKind(
+            _CONTROL_PLANE,
+            "MicroK8sControlPlane",
+            CONTROL_PLANE,
+            ("spec", "controlPlaneConfig", _INIT),
+        ),
+        BootstrapKind(
+            _BOOTSTRAP,
+            "MicroK8sConfigTemplate",
+            TEMPLATE,
+            (*_TEMPLATE_SPEC, _INIT),
+            _TEMPLATE_REQUIRED,
+        ),
+        BootstrapKind(_BOOTSTRAP, "MicroK8sConfig", CONFIG, ("spec", _INIT)),
+    ),
+    files_key="extraWriteFiles",
+    commands_key="preRunCommands",
+    formats=(),
+    os_rule=OS_LINUX,
+    restart="",  # MicroK8s restarts its containerd itself after writing containerd-env
+    writers=(FIELD_SETTER,),
+    fields=(
+        ("httpProxy", "HTTP_PROXY"),
+        ("httpsProxy", "HTTPS_PROXY"),
+        ("noProxy", "NO_PROXY"),
+        # snapd's own proxy: ``snap install microk8s`` runs before anything else
+        ("snapstoreHTTPProxy", "HTTP_PROXY"),
+        ("snapstoreHTTPSProxy", "HTTPS_PROXY"),
+    ),
+    notes=(
+        "MicroK8s gives httpProxy/httpsProxy/noProxy to its containerd only "
+        "(containerd-env): kubelet, the API server and add-ons get no proxy from them",
+        "snapstoreHTTPProxy/snapstoreHTTPSProxy are snapd's proxy (snap set system "
+        "proxy.http/https), which installing MicroK8s needs: the tool sets them to the "
+        "same values",
+    ),
+    source=_MICROK8S_SOURCE,
+)
+
+# k0smotron (k0sproject/k0smotron at 3897bbe645698acbe9974449bb771e949dedb77e;
+# api/bootstrap/v1beta2/k0s_types.go, api/controlplane/v1beta2/k0s_types.go): k0s runs
+# its containerd and kubelet as children of the k0sworker / k0scontroller unit, which
+# read a systemd drop-in (k0sproject/k0s docs/environment-variables.md); the commands
+# before the k0s download and ``k0s install`` are ``preStartCommands`` in v1beta1 and
+# ``preK0sCommands`` in v1beta2. File items have no ``owner``; ``contentFrom.secretRef``.
+# K0smotronControlPlane runs as pods (noproxy/bootstraps.py): no row.
+_K0S_SOURCE: str = "k0sproject/k0smotron@3897bbe645698acbe9974449bb771e949dedb77e"
+K0S_BOOTSTRAP_UNIT: str = "k0s-bootstrap"  # Ignition's unit that runs the commands
+
+K0SMOTRON: Dialect = Dialect(
+    name="k0smotron",
+    kinds=(
+        BootstrapKind(
+            _CONTROL_PLANE,
+            "K0sControlPlane",
+            CONTROL_PLANE,
+            ("spec", "k0sConfigSpec"),
+            {
+                "v1beta1": frozenset({("spec", "k0sConfigSpec")}),
+                "v1beta2": frozenset({("spec", "k0sConfigSpec")}),
+            },
+        ),
+        BootstrapKind(
+            _CONTROL_PLANE,
+            "K0sControlPlaneTemplate",
+            CONTROL_PLANE_TEMPLATE,
+            ("spec", "template", "spec", "k0sConfigSpec"),
+            {
+                "v1beta1": frozenset({("spec", "template", "spec", "k0sConfigSpec")}),
+                "v1beta2": frozenset({("spec", "template", "spec", "k0sConfigSpec")}),
+            },
+        ),
+        BootstrapKind(_BOOTSTRAP, "K0sWorkerConfigTemplate", TEMPLATE, _TEMPLATE_SPEC),
+        BootstrapKind(_BOOTSTRAP, "K0sWorkerConfig", CONFIG, ("spec",)),
+        BootstrapKind(_BOOTSTRAP, "K0sControllerConfig", CONTROL_PLANE, ("spec",)),
+    ),
+    files_key="files",
+    commands_key="preK0sCommands",
+    formats=(),
+    os_rule=OS_LINUX,
+    restart="",  # k0s is not installed yet: its units start with the drop-in in place
+    writers=(FILE_LIST, COMMAND_PREFIX),
+    notes=(
+        "k0s adds no cluster ranges to NO_PROXY: the nodes get the tool's per-cluster "
+        "NO_PROXY (pods, services, cluster domain)",
+    ),
+    source=_K0S_SOURCE,
+    commands_by_rules={"v1beta1": "preStartCommands", "v1beta2": "preK0sCommands"},
+    file_owner=False,
+    secret_source="secretRef",
+    class_patches=False,
+    units={
+        CONFIG: "k0sworker",
+        TEMPLATE: "k0sworker",
+        CONTROL_PLANE: "k0scontroller",
+        CONTROL_PLANE_TEMPLATE: "k0scontroller",
+    },
+)
+
+DIALECTS: tuple[Dialect, ...] = (KUBEADM, EKS, EKS_NODEADM, TALOS, MICROK8S, K0SMOTRON)
 
 # (API group, kind) -> (its dialect, the kind's row)
 BY_KIND: Mapping[tuple[str, str], tuple[Dialect, BootstrapKind]] = {
     (row.group, row.kind): (dialect, row) for dialect in DIALECTS for row in dialect.kinds
 }
 # the template kinds a ClusterClass may name, of every dialect whose nodes take files
-# (the class's patch writes each cluster's env file; a config patch has no such file)
+# (the class's patch writes each cluster's env file; a config patch has no such file;
+# the ClusterClass planner's patches write to the file and command lists)
 TEMPLATE_KINDS: frozenset[str] = frozenset(
     row.kind
     for dialect in DIALECTS
-    if FILE_LIST in dialect.writers
+    if FILE_LIST in dialect.writers and dialect.class_patches
     for row in dialect.kinds
     if row.level in TEMPLATE_LEVELS
 )

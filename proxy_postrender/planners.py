@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from proxy_postrender import TYPE_CHECKING, targets
+from proxy_postrender import TYPE_CHECKING, dialects, targets
 from proxy_postrender.errors import InputError
 from proxy_postrender.fields import setters
 from proxy_postrender.nodes import kubeadm
@@ -65,13 +65,18 @@ def _topology_plan(
 def _nodes_plan(
     obj: Mapping[str, Any], base: Path, target: Target, found: ObjectEnv, settings: Any
 ) -> Plan | None:
-    """The node planner of the object's dialect: a config patch (nodes/talos.py, imported
-    when a stream has such an object), else files and commands (nodes/kubeadm.py)."""
+    """The node planner of the object's dialect row, by the writer it takes: a config
+    patch (nodes/talos.py), fields of the spec (nodes/specfields.py), each imported when a
+    stream has such an object; else files and commands (nodes/kubeadm.py)."""
     dialect, row = kubeadm.dialect_of(target)
     if dialect.patches_key:
         from proxy_postrender.nodes import talos
 
         return talos.plan(obj, base, row, dialect, found, settings)
+    if dialects.FIELD_SETTER in dialect.writers:
+        from proxy_postrender.nodes import specfields
+
+        return specfields.plan(obj, base, target, found, settings)
     return kubeadm.plan(obj, base, target, found, settings)
 
 

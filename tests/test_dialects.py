@@ -49,14 +49,18 @@ def test_each_row_agrees_with_the_crd(
             if step in node.get("required", []):
                 required.add(row.spec_path[:depth])
             node = node["properties"][step]
-        for key in (k for k in dialect.list_keys if k):
-            assert node["properties"][key]["type"] == "array", (version, key)
         if dialect.patches_key:  # a config patch: a list of strings, and the version field
             patches = node["properties"][dialect.patches_key]
             assert patches == {"type": "array", "items": {"type": "string"}}, version
             assert node["properties"][dialect.version_key]["type"] == "string", version
         assert bool(dialect.patches_key) == (dialects.CONFIG_PATCH in dialect.writers)
-        assert bool(dialect.files_key) == (dialects.FILE_LIST in dialect.writers)
+        if dialects.FILE_LIST in dialect.writers:
+            assert dialect.files_key and dialect.commands_key
+        # the lists a row names (written, or read for other owners of the proxy settings)
+        for key in (k for k in dialect.at(f"{row.group}/{version}").list_keys if k):
+            assert node["properties"][key]["type"] == "array", (version, key)
+        for name, _ in dialect.fields:
+            assert node["properties"][name]["type"] == "string", (version, name)
         assert row.requires(f"{row.group}/{version}") == required, version
 
 

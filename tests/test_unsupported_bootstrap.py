@@ -279,9 +279,15 @@ def test_a_control_plane_of_pods_is_a_note_and_its_workers_count() -> None:
     (note,) = result.notes
     assert note.startswith("Cluster kamaji/tenant: its control plane KamajiControlPlane tenant")
     assert "runs as pods in the management cluster: no nodes to configure" in note
+    # k0smotron's workers are a row now (dialects.K0SMOTRON): only the note is left
     k0s = _KAMAJI.format(control_plane="K0smotronControlPlane", workers="K0sWorkerConfigTemplate")
-    found = _findings(k0s)
-    assert len(found) == 1 and "K0sWorkerConfigTemplate tenant-md-0" in found[0]
+    assert _findings(k0s) == []
+    (note,) = engine.process(k0s, REQUEST).notes
+    assert "K0smotronControlPlane tenant" in note and "runs as pods" in note
+    # a worker kind no row covers still counts
+    rke2 = _KAMAJI.format(control_plane="K0smotronControlPlane", workers="RKE2ConfigTemplate")
+    found = _findings(rke2)
+    assert len(found) == 1 and "RKE2ConfigTemplate tenant-md-0" in found[0]
 
 
 def test_report_and_krm_carry_the_warning_exit_0() -> None:

@@ -28,7 +28,7 @@ from proxy_postrender.noproxy.environments import ObjectEnv
 from proxy_postrender.objects import Path
 from proxy_postrender.plans import Env, Plan, SecretRef
 from proxy_postrender.record import Record
-from proxy_postrender.structs import FrozenStruct, Struct, field
+from proxy_postrender.structs import FrozenStruct, Struct, field, replace
 from proxy_postrender.targets import Target
 from proxy_postrender.yamltext.ops import AddKey, DeleteKey, Op, SetValue
 
@@ -118,7 +118,7 @@ def check_inline_password(plan: NodePlan, settings: NodeSettings | None) -> None
         or not settings.forbid_inline_password
         or plan.secret is not None
         or plan.skipped
-        or not (plan.files_added or plan.commands)
+        or not (plan.files_added or plan.commands or plan.fields_set)
     ):
         return
     raise InputError(
@@ -132,6 +132,7 @@ def check_inline_password(plan: NodePlan, settings: NodeSettings | None) -> None
 class NodePlan(Plan):
     files_added: list[str] = field(default_factory=list)
     files_kept: list[str] = field(default_factory=list)  # same path set by the manifest
+    fields_set: list[str] = field(default_factory=list)  # a field setter's fields, now set
     commands: int = 0  # commands the tool now has in front
     commands_key: str = dialects.KUBEADM.commands_key  # the list they are in
     changed_commands: bool = False
@@ -170,6 +171,8 @@ class NodePlan(Plan):
             lines.append(f"    files written: {', '.join(dict.fromkeys(self.files_added))}")
         if self.changed_commands:
             lines.append(f"    {self.commands_key}: {self.commands} commands in front")
+        if self.fields_set:
+            lines.append(f"    fields set: {', '.join(self.fields_set)}")
         lines += [f"    kept (set by the manifest): {path}" for path in self.files_kept]
         lines += [f"    note: {note}" for note in self.notes]
         if self.no_proxy_from:
@@ -225,8 +228,10 @@ def desired_files(
     secret: SecretRef | None = None,
     *,
     shared: bool = False,
+    dialect: Dialect = dialects.KUBEADM,
 ) -> list[dict[str, Any]]:
-    """The drop-ins, and the env file where one is used, as ``files`` entries. ``shared``
+    """The drop-ins, and the env file where one is used, as ``files`` entries (in the
+    dialect's form: ``owner`` where its items take one, its ``contentFrom`` key). ``shared``
     (a template a ClusterClass names, inline values): the ``envfile`` layout's drop-ins
     and the CA, without the env file, which the class's own patch writes per cluster
     (nodes/classvars.py)."""
@@ -234,15 +239,16 @@ def desired_files(
     if settings.kubelet_dropin:
         paths.append(("kubelet", settings.kubelet_dropin))
     secret_mode = "0600" if settings.password else "0640"
+    owner = {"owner": "root:root"} if dialect.file_owner else {}
 
     def entry(path: str, content: str, permissions: str = secret_mode) -> dict[str, Any]:
         content = quoting.gate(content, f"the file {path}", lines=True)
-        return {"path": path, "owner": "root:root", "permissions": permissions, "content": content}
+        return {"path": path, **owner, "permissions": permissions, "content": content}
 
     def from_secret(path: str, key: str) -> dict[str, Any]:
         assert secret is not None
-        ref = {"secret": {"name": secret.name, "key": key}}
-        return {"path": path, "owner": "root:root", "permissions": "0600", "contentFrom": ref}
+        ref = {dialect.secret_source: {"name": secret.name, "key": key}}
+        return {"path": path, **owner, "permissions": "0600", "contentFrom": ref}
 
     ca = [entry(CA_FILE, settings.ca_bundle, "0644")] if settings.ca_bundle else []
     if settings.layout == "envfile" or (shared and secret is None):
@@ -271,7 +277,8 @@ def desired_commands(
     """The proxy CA into the system trust (when given), daemon-reload, the dialect's
     containerd restart (that waits for its socket), then the variables (from the env
     file with ``shared``)."""
-    head = ["systemctl daemon-reload", dialect.restart]
+    # no restart: the dialect's units start after the commands, drop-ins in place
+    head = ["systemctl daemon-reload", dialect.restart] if dialect.restart else []
     if settings.ca_bundle:
         head.insert(0, TRUST_CA)
     if secret is not None or settings.layout == "envfile" or shared:
@@ -299,7 +306,7 @@ def desired_entries(
     if secret is not None or shared:
         quoting.check_env(env)
     return (
-        desired_files(settings, env, secret, shared=shared),
+        desired_files(settings, env, secret, shared=shared, dialect=dialect),
         desired_commands(env, settings, secret, shared=shared, dialect=dialect),
     )
 
@@ -344,6 +351,11 @@ def dialect_of(target: Target) -> tuple[Dialect, BootstrapKind]:
     return found
 
 
+def unit_dropin(unit: str) -> str:
+    """The path of the tool's drop-in for a systemd ``unit`` (k0s's k0sworker, ...)."""
+    return f"/etc/systemd/system/{unit}.service.d/http-proxy.conf"
+
+
 class _Job(Struct):
     """One node object being planned: where its spec is, and in which dialect."""
 
@@ -372,10 +384,15 @@ class _Job(Struct):
         return secret
 
     def wanted(self) -> tuple[list[dict[str, Any]], list[str]]:
-        """The files and leading commands a Linux spec of this dialect should carry."""
+        """The files and leading commands a Linux spec of this dialect should carry (a
+        dialect whose variables go to its own unit: that unit's drop-in, no kubelet's)."""
         shared = self.found.shared_by is not None
+        settings = self.settings
+        unit = self.dialect.units.get(self.row.level)
+        if settings is not None and unit:
+            settings = replace(settings, containerd_dropin=unit_dropin(unit), kubelet_dropin=None)
         return desired_entries(
-            self.settings,
+            settings,
             self.found.env,
             self.secret(),
             shared=shared,
@@ -396,6 +413,7 @@ def plan(
     CRD allows its absence, and the record says what was created so that removal gives
     it back."""
     dialect, row = dialect_of(target)
+    dialect = dialect.at(str(obj.get("apiVersion") or ""))  # its command list
     spec_path = tuple(str(step) for step in target.paths[0])
     result = NodePlan.for_env(found)
     result.commands_key = dialect.commands_key
@@ -428,7 +446,7 @@ def _wanted_in(
 
     formats.check(spec, job.where)
     if not result.windows:
-        return job.wanted()
+        return _linux_wanted(job, spec)
     # never a Linux command in a Windows template
     if settings.windows == "skip":
         result.skipped = "Windows node template left alone (nodes.windows: skip)"
@@ -438,6 +456,16 @@ def _wanted_in(
         command = quoting.powershell_machine_env(env)
         return [], [quoting.gate(command, f"a {job.dialect.commands_key} entry")]
     return [], []
+
+
+def _linux_wanted(job: _Job, spec: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
+    """``job.wanted()``, in the form the provider's bootstrap format needs (k0smotron:
+    nodes/k0s.py)."""
+    if job.dialect.name == dialects.K0SMOTRON.name:
+        from proxy_postrender.nodes import k0s  # lazy: only k0smotron's objects
+
+        return k0s.adapt(spec, job.where, job.wanted())
+    return job.wanted()
 
 
 def _plan_spec(job: _Job, spec: Mapping[str, Any], parsed: _Parsed) -> NodePlan:
@@ -543,7 +571,7 @@ def _plan_missing(job: _Job, gap: _Created) -> NodePlan:
     entries (nothing to do when removing)."""
     result, obj, spec_path = job.result, job.obj, job.spec_path
     files_key, commands_key = job.dialect.list_keys
-    wanted_files, wanted_commands = job.wanted()
+    wanted_files, wanted_commands = _linux_wanted(job, {})
     if not wanted_files and not wanted_commands:
         result.secret, result.secret_env = None, ()
         result.skipped = f"no {job.where}"
@@ -581,11 +609,18 @@ def _plan_missing(job: _Job, gap: _Created) -> NodePlan:
 def _check_allowed(job: _Job, gap: _Created) -> None:
     """An InputError when the CRD of the object requires the level the tool would create
     (the gap itself, or the first level under a ``{}``): the levels of its dialect row."""
-    kind = str(job.obj.get("kind") or "")
-    api_version = str(job.obj.get("apiVersion") or "")
+    _check_level(job.obj, job.row, job.spec_path, gap)
+
+
+def _check_level(
+    obj: Mapping[str, Any], row: BootstrapKind, spec_path: tuple[str, ...], gap: _Created
+) -> None:
+    """``_check_allowed`` for an object, its kind's row and the path to its spec."""
+    kind = str(obj.get("kind") or "")
+    api_version = str(obj.get("apiVersion") or "")
     version = api_version.rpartition("/")[2]
-    missing = gap.path if gap.was != "empty" else job.spec_path[: len(gap.path) + 1]
-    if missing in job.row.requires(api_version):
+    missing = gap.path if gap.was != "empty" else spec_path[: len(gap.path) + 1]
+    if missing in row.requires(api_version):
         state = "null" if gap.was == "null" else "missing"
         raise InputError(
             f"{'.'.join(missing)} is {state}, and the {kind} CRD "

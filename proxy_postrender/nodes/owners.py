@@ -276,7 +276,8 @@ class Watch(Struct):
         self.injected += 1
         if target is None or target.planner != KUBEADM:
             return
-        files_key, commands_key = kubeadm.dialect_of(target)[0].list_keys
+        dialect = kubeadm.dialect_of(target)[0].at(str(obj.get("apiVersion") or ""))
+        files_key, commands_key = dialect.list_keys
         spec = dig(obj, *(str(step) for step in target.paths[0]))
         where = ".".join(str(step) for step in target.paths[0])
         if plan.windows:

@@ -6,11 +6,11 @@ this module is their registry. Implemented:
 - "file list": the tool's files appended to a list of files (``plan_files``);
 - "command prefix": the tool's commands first in a list of commands (``plan_commands``);
 - "config patch": one patch document (a string) of the tool's at the end of a list of
-  patches, recognised by the digest its record keeps (``plan_patch``).
+  patches, recognised by the digest its record keeps (``plan_patch``);
+- "field setter": fields of the spec set to the proxy values (``plan_fields``).
 
-Declared for providers still to come, refused if a row names them: "field setter"
-(fields of the spec set to the proxy values), "env list" (name/value entries in an
-env list).
+Declared for providers still to come, refused if a row names them: "env list"
+(name/value entries in an env list).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 from proxy_postrender.errors import InputError
 from proxy_postrender.objects import Path
 from proxy_postrender.structs import FrozenStruct, Struct
-from proxy_postrender.yamltext.ops import Op, update_list
+from proxy_postrender.yamltext.ops import AddKey, DeleteKey, Op, SetValue, update_list
 
 
 class Writer(FrozenStruct):
@@ -39,7 +39,7 @@ REGISTRY: Mapping[str, Writer] = {
     for w in (
         Writer(dialects.FILE_LIST, "appends the tool's files to a list of files", True),
         Writer(dialects.COMMAND_PREFIX, "puts the tool's commands first in a list", True),
-        Writer(dialects.FIELD_SETTER, "sets fields of the spec to the proxy values", False),
+        Writer(dialects.FIELD_SETTER, "sets fields of the spec to the proxy values", True),
         Writer(dialects.CONFIG_PATCH, "adds a patch document to a list of patches", True),
         Writer(dialects.ENV_LIST, "adds name/value entries to an env list", False),
     )
@@ -252,3 +252,118 @@ def plan_patch(
     ops = update_list(parent, parent_path, key, deleted, added, restore_empty=restore_empty)
     digest = None if wanted is None else patch_digest(wanted)
     return PatchPlan(ops, digest, True, found is not None and wanted is not None)
+
+
+# The "field setter" writer's record entries, one per field the tool owns:
+# ``field=NAME`` (the field was absent), ``field=NAME:null`` (null, written the plain
+# way), ``field=NAME:null:SPELLING`` (null, written so: record.escape), and
+# ``field=NAME:was:VALUE`` (a string the tool replaced, onConflict: override).
+FIELD_ENTRY: str = "field="
+
+
+class FieldsPlan(Struct):
+    ops: list[Op]
+    entries: list[str]  # the record's entries for the fields the tool owns afterwards
+    set: list[str]  # the fields written (or changed) now
+    kept: list[str]  # set by the manifest to another value, left as they are
+    restored: list[str]  # the fields given back their input's value (or taken out)
+
+
+class _Was(FrozenStruct):
+    """What a field the tool owns held before: absent, null (with its spelling) or a string."""
+
+    state: str  # "absent", "null" or "value"
+    text: str | None = None  # the null's spelling, or the string
+
+    def entry(self, name: str) -> str:
+        from proxy_postrender import record  # lazy: start-up
+
+        if self.state == "absent":
+            return f"{FIELD_ENTRY}{name}"
+        tail = "" if self.text is None else f":{record.escape(self.text)}"
+        return f"{FIELD_ENTRY}{name}:{'null' if self.state == 'null' else 'was'}{tail}"
+
+    @classmethod
+    def parse(cls, entry: str) -> tuple[str, _Was]:
+        """The field and what it held, from a record entry (an InputError if malformed)."""
+        from proxy_postrender import record  # lazy: start-up
+
+        name, _, rest = entry.removeprefix(FIELD_ENTRY).partition(":")
+        state, sep, text = rest.partition(":")
+        if not name or (rest and state not in ("null", "was")) or (state == "was" and not sep):
+            raise InputError(f"malformed field entry in a record: {entry!r}")
+        if not rest:
+            return name, cls("absent")
+        shown = record.unescape(text) if sep else None
+        return name, cls(state if state == "null" else "value", shown)
+
+    def restore(self, path: Path) -> Op:
+        if self.state == "absent":
+            return DeleteKey(path)
+        if self.state == "null":
+            return SetValue(path, None, self.text)
+        return SetValue(path, self.text)
+
+
+def parse_fields(entries: Sequence[str]) -> dict[str, _Was]:
+    """The fields a record says the tool owns, and what each held before."""
+    return dict(_Was.parse(e) for e in entries if e.startswith(FIELD_ENTRY))
+
+
+def plan_fields(
+    parent: Mapping[str, Any],
+    parent_path: Path,
+    where: str,
+    owned: Mapping[str, _Was],
+    wanted: Sequence[tuple[str, str]],
+    on_conflict: str,
+) -> FieldsPlan:
+    """The "field setter" writer: each ``(field, value)`` of ``wanted`` set in ``parent``
+    (a mapping); a field the manifest sets to another value is kept (or overridden, or
+    an error, per ``on_conflict``). ``owned``: the fields the record says the tool set,
+    with what each held before: those no longer wanted get that back, so that removal
+    gives the input back. A null field counts as unset.
+
+    >>> plan = plan_fields({"httpProxy": None}, ("spec",), "spec", {},
+    ...     [("httpProxy", "http://p:3128"), ("noProxy", "10.0.0.0/8")], "keep")
+    >>> plan.set, plan.entries
+    (['httpProxy', 'noProxy'], ['field=httpProxy:null', 'field=noProxy'])
+    """
+    from proxy_postrender.yamltext.tree import spelling  # lazy: start-up
+
+    result = FieldsPlan([], [], [], [], [])
+    values = dict(wanted)
+    for name, was in owned.items():
+        if name not in values and name in parent:
+            result.ops.append(was.restore((*parent_path, name)))
+            result.restored.append(name)
+    for name, value in wanted:
+        path = (*parent_path, name)
+        current = parent.get(name)
+        if name in owned and name in parent:
+            result.entries.append(owned[name].entry(name))
+            if current != value:
+                result.ops.append(SetValue(path, value))
+                result.set.append(name)
+            continue
+        if name not in parent:
+            result.ops.append(AddKey(parent_path, name, value))
+            was = _Was("absent")
+        elif current is None:
+            result.ops.append(SetValue(path, value))
+            was = _Was("null", spelling(parent, name))
+        elif current == value:
+            continue  # the manifest says it already
+        elif not isinstance(current, str):
+            raise InputError(f"{where}.{name} is not a string")
+        elif on_conflict == "fail":
+            raise InputError(f"{where}.{name} is already set (onConflict: fail)")
+        elif on_conflict == "keep":
+            result.kept.append(name)
+            continue
+        else:
+            result.ops.append(SetValue(path, value))
+            was = _Was("value", current)
+        result.entries.append(was.entry(name))
+        result.set.append(name)
+    return result

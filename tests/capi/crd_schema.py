@@ -62,7 +62,20 @@ EKS_SCHEMAS = SCHEMAS / "eks"
 # Talos: CABPT (bootstrap kinds) and CACPPT (TalosControlPlane), one commit each
 TALOS_SCHEMAS = SCHEMAS / "talos"
 TALOS_CP_SCHEMAS = SCHEMAS / "talos-controlplane"
-SCHEMA_DIRS = (SCHEMAS, EKS_SCHEMAS, TALOS_SCHEMAS, TALOS_CP_SCHEMAS)
+# MicroK8s: canonical/cluster-api-bootstrap-provider-microk8s (MicroK8sConfig(Template))
+# and canonical/cluster-api-control-plane-provider-microk8s (MicroK8sControlPlane)
+MICROK8S_SCHEMAS = (SCHEMAS / "microk8s", SCHEMAS / "microk8s-controlplane")
+# k0smotron: k0sproject/k0smotron (K0sWorkerConfig(Template), K0sControllerConfig,
+# K0sControlPlane(Template))
+K0SMOTRON_SCHEMAS = SCHEMAS / "k0smotron"
+SCHEMA_DIRS = (
+    SCHEMAS,
+    EKS_SCHEMAS,
+    TALOS_SCHEMAS,
+    TALOS_CP_SCHEMAS,
+    *MICROK8S_SCHEMAS,
+    K0SMOTRON_SCHEMAS,
+)
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 Schema = dict[str, Any]
