@@ -264,13 +264,50 @@ def test_eks_schemas_record_their_source_and_hashes() -> None:
         assert (len(files[name]), crd_schema.sha256(files[name])) == (int(size), digest), name
 
 
+@pytest.mark.parametrize(
+    ("directory", "repo", "commit"),
+    [
+        (
+            crd_schema.RKE2_SCHEMAS,
+            "rancher/cluster-api-provider-rke2",
+            "c8a3286ad22366f17faaab9c8fefb7eb80c52221",
+        ),
+        (
+            crd_schema.K3S_SCHEMAS,
+            "k3s-io/cluster-api-k3s",
+            "7ed944f292e20aae69b3f4ae63497ab77144fff3",
+        ),
+    ],
+    ids=["rke2", "k3s"],
+)
+def test_rke2_and_k3s_schemas_record_their_source_and_hashes(
+    directory: Path, repo: str, commit: str
+) -> None:
+    """The RKE2 and K3s CRDs (converted from the commits proxy_postrender/dialects.py
+    pins): SOURCE.md records the commit and the four source CRDs, lists exactly the stored
+    schemas, each with its size and sha256."""
+    source = (directory / crd_schema.SOURCE_NAME).read_text(encoding="utf-8")
+    assert f"- Repository: {repo}" in source
+    assert f"- Commit: {commit}" in source
+    assert len(re.findall(r"^\| \S+\.yaml \| [0-9a-f]{64} \|$", source, re.M)) == 4
+    rows = re.findall(r"^\| (\S+\.json) \| (\d+) \| ([0-9a-f]{64}) \|$", source, re.M)
+    files = {p.name: p.read_bytes() for p in directory.glob("*.json")}
+    assert sorted(name for name, _, _ in rows) == sorted(files)
+    for name, size, digest in rows:
+        assert (len(files[name]), crd_schema.sha256(files[name])) == (int(size), digest), name
+
+
 def test_every_kind_and_served_version_has_a_schema() -> None:
     kinds = ["Cluster", "ClusterClass", "KubeadmConfig", "KubeadmConfigTemplate"]
     kinds += ["KubeadmControlPlane", "KubeadmControlPlaneTemplate"]
-    eks = ["EKSConfig", "EKSConfigTemplate", "NodeadmConfig", "NodeadmConfigTemplate"]
+    kinds += ["RKE2Config", "RKE2ConfigTemplate", "RKE2ControlPlane", "RKE2ControlPlaneTemplate"]
+    kinds += ["KThreesConfig", "KThreesConfigTemplate", "KThreesControlPlane"]
+    # CAPA serves v1beta2 only, and cluster-api-k3s its KThreesControlPlaneTemplate
+    v1beta2_only = ["EKSConfig", "EKSConfigTemplate", "NodeadmConfig", "NodeadmConfigTemplate"]
+    v1beta2_only += ["KThreesControlPlaneTemplate"]
     assert {(v.rpartition("/")[2], k) for v, k in covered()} == {
         (version, kind) for kind in kinds for version in ("v1beta1", "v1beta2")
-    } | {("v1beta2", kind) for kind in eks}  # CAPA serves v1beta2 only
+    } | {("v1beta2", kind) for kind in v1beta2_only}
 
 
 # --- (c) golden cases ----------------------------------------------------------------------

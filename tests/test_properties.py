@@ -327,10 +327,18 @@ def test_invariants(text: str) -> None:
         # in the lists of the kind's dialect row (kubeadm, EKS, ...)
         found_row = dialects.of_kind(*group_kind(doc_in))
         assert found_row is not None
-        files_key, commands_key = found_row[0].list_keys
+        dialect, row = found_row
+        files_key, commands_key = dialect.list_keys
+        commands_in = spec_in.get(commands_key) or []
+        if dialect.env_files:  # RKE2, K3s: the unit env file (K3s: none inline), exports
+            paths = [f["path"] for f in spec_out.get(files_key) or []]
+            wanted = 1 if dialect.env_file_inline else 0
+            assert paths.count(dialect.env_files[row.level]) == wanted
+            assert spec_out[commands_key][0].startswith("export HTTP_PROXY=")
+            assert spec_out[commands_key][6:] == commands_in
+            continue
         paths = [f["path"] for f in spec_out[files_key]]
         assert paths.count(NODES.containerd_dropin) == paths.count("/k.conf") == 1
-        commands_in = spec_in.get(commands_key) or []
         assert spec_out[commands_key][0] == "systemctl daemon-reload"
         assert spec_out[commands_key][8:] == commands_in
     # the first run only adds lines, but for those that hold an empty value it fills

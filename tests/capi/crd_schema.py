@@ -59,7 +59,10 @@ SOURCE_NAME = "SOURCE.md"
 # the schemas of other providers' bootstrap CRDs, each in a directory of its own
 # (``--out``): CAPA's EKS kinds, from kubernetes-sigs/cluster-api-provider-aws
 EKS_SCHEMAS = SCHEMAS / "eks"
-SCHEMA_DIRS = (SCHEMAS, EKS_SCHEMAS)
+# rancher/cluster-api-provider-rke2's and k3s-io/cluster-api-k3s's kinds
+RKE2_SCHEMAS = SCHEMAS / "rke2"
+K3S_SCHEMAS = SCHEMAS / "k3s"
+SCHEMA_DIRS = (SCHEMAS, EKS_SCHEMAS, RKE2_SCHEMAS, K3S_SCHEMAS)
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 Schema = dict[str, Any]
