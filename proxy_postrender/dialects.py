@@ -309,7 +309,12 @@ K3S: Dialect = Dialect(
     os_rule=OS_LINUX,
     restart="",
     writers=(FILE_LIST, COMMAND_PREFIX),
-    notes=(_RANGES_NOTE.format("K3s"),),
+    notes=(
+        _RANGES_NOTE.format("K3s"),
+        "the K3s installer (get.k3s.io) writes the exported *_PROXY variables into "
+        "/etc/systemd/system/k3s(-agent).service.env; in secret mode they come from "
+        "/etc/default/k3s(-agent), which its unit reads as well (not the file K3s's docs name)",
+    ),
     source=_K3S_SOURCE,
     env_files={
         CONTROL_PLANE: _K3S_SERVER,
