@@ -100,6 +100,17 @@ class Dialect(FrozenStruct):
     # and kubelet's drop-ins, the profile's paths)
     units: Mapping[str, str] = field(default_factory=dict)
 
+    # where the ``format`` value is, under the spec (RKE2: agentConfig.format)
+    format_path: Steps = ("format",)
+    # the distribution's own unit environment file, by level (RKE2: /etc/default/rke2-*):
+    # a row with one gets that file and ``export`` lines (or, when the file holds the
+    # values, a line that sources it) in place of the systemd drop-ins, and no
+    # daemon-reload or containerd restart (the distribution is installed after them)
+    env_files: Mapping[str, str] = field(default_factory=dict)
+    # the env file is written with inline values too; False (K3s): in secret mode only,
+    # since its installer writes its unit env file itself from the exported variables
+    env_file_inline: bool = True
+
     def at(self, api_version: str) -> Dialect:
         """The row as an object of ``api_version`` reads it (its command list).
 
@@ -392,7 +403,141 @@ K0SMOTRON: Dialect = Dialect(
     },
 )
 
-DIALECTS: tuple[Dialect, ...] = (KUBEADM, EKS, EKS_NODEADM, TALOS, MICROK8S, K0SMOTRON)
+# --- RKE2 and K3s: the distribution's unit env file and exports --------------------
+# RKE2's units read /etc/default/rke2-server or -agent (EnvironmentFile=-/etc/default/%N,
+# rancher/rke2 bundle/lib/systemd/system/rke2-server.service); its installer
+# (get.rke2.io) needs the proxy exported in the shell that runs the preRKE2Commands,
+# which cloud-init's runcmd and the Ignition install script both are
+# (rancher/cluster-api-provider-rke2@c8a3286, bootstrap/internal/cloudinit and
+# bootstrap/internal/ignition/butane/butane.go). Control-plane kinds run
+# ``rke2-server``, the bootstrap kinds ``rke2-agent`` (an RKE2Config a control-plane
+# Machine uses is generated from the RKE2ControlPlane, which the stream holds).
+_RKE2_SOURCE: str = "rancher/cluster-api-provider-rke2@c8a3286ad22366f17faaab9c8fefb7eb80c52221"
+_RKE2_SERVER: str = "/etc/default/rke2-server"
+_RKE2_AGENT: str = "/etc/default/rke2-agent"
+_RANGES_NOTE: str = (
+    "{} adds the cluster's pod and service ranges and its DNS domain to its own NO_PROXY; "
+    "the tool's NO_PROXY (derived per cluster as for kubeadm nodes) is what the installer, "
+    "containerd and the other components read"
+)
+
+RKE2: Dialect = Dialect(
+    name="rke2",
+    kinds=(
+        BootstrapKind(
+            _CONTROL_PLANE,
+            "RKE2ControlPlane",
+            CONTROL_PLANE,
+            ("spec",),
+            # spec requires rolloutStrategy (v1beta2: and version): not made up
+            {"v1beta1": frozenset({("spec",)}), "v1beta2": frozenset({("spec",)})},
+        ),
+        BootstrapKind(
+            _CONTROL_PLANE,
+            "RKE2ControlPlaneTemplate",
+            CONTROL_PLANE_TEMPLATE,
+            _TEMPLATE_SPEC,
+            {
+                "v1beta1": frozenset({("spec", "template"), _TEMPLATE_SPEC}),
+                "v1beta2": frozenset({("spec",), ("spec", "template"), _TEMPLATE_SPEC}),
+            },
+        ),
+        BootstrapKind(
+            _BOOTSTRAP,
+            "RKE2ConfigTemplate",
+            TEMPLATE,
+            _TEMPLATE_SPEC,
+            {
+                "v1beta1": frozenset({("spec",), ("spec", "template"), _TEMPLATE_SPEC}),
+                "v1beta2": frozenset({("spec",), ("spec", "template"), _TEMPLATE_SPEC}),
+            },
+        ),
+        BootstrapKind(_BOOTSTRAP, "RKE2Config", CONFIG, ("spec",)),
+    ),
+    files_key="files",
+    commands_key="preRKE2Commands",
+    formats=("cloud-config", "ignition"),
+    os_rule=OS_LINUX,
+    restart="",
+    writers=(FILE_LIST, COMMAND_PREFIX),
+    notes=(_RANGES_NOTE.format("RKE2"),),
+    source=_RKE2_SOURCE,
+    format_path=("agentConfig", "format"),
+    env_files={
+        CONTROL_PLANE: _RKE2_SERVER,
+        CONTROL_PLANE_TEMPLATE: _RKE2_SERVER,
+        TEMPLATE: _RKE2_AGENT,
+        CONFIG: _RKE2_AGENT,
+    },
+)
+
+# K3s (k3s-io/cluster-api-k3s@7ed944f): cloud-config only (no format field); the
+# preK3sCommands run in the runcmd script before ``curl -sfL https://get.k3s.io | ... sh``.
+# The installer (k3s-io/k3s install.sh) deletes and rewrites
+# /etc/systemd/system/k3s(-agent).service.env, copying into it the *_PROXY variables of
+# its own environment: the exports are all it needs with inline values. In secret mode
+# the values come from /etc/default/k3s or /etc/default/k3s-agent (its unit reads
+# EnvironmentFile=-/etc/default/%N; the installer leaves that file alone), sourced
+# before the installer runs.
+_K3S_SOURCE: str = "k3s-io/cluster-api-k3s@7ed944f292e20aae69b3f4ae63497ab77144fff3"
+_K3S_SERVER: str = "/etc/default/k3s"
+_K3S_AGENT: str = "/etc/default/k3s-agent"
+
+K3S: Dialect = Dialect(
+    name="k3s",
+    kinds=(
+        BootstrapKind(
+            _CONTROL_PLANE,
+            "KThreesControlPlane",
+            CONTROL_PLANE,
+            ("spec", "kthreesConfigSpec"),
+            # spec requires version (v1beta1: and infrastructureTemplate): not made up
+            {"v1beta1": frozenset({("spec",)}), "v1beta2": frozenset({("spec",)})},
+        ),
+        BootstrapKind(
+            _CONTROL_PLANE,
+            "KThreesControlPlaneTemplate",
+            CONTROL_PLANE_TEMPLATE,
+            ("spec", "template", "spec", "kthreesConfigSpec"),
+            {"v1beta2": frozenset({("spec", "template"), _TEMPLATE_SPEC})},
+        ),
+        BootstrapKind(
+            _BOOTSTRAP, "KThreesConfigTemplate", TEMPLATE, _TEMPLATE_SPEC, _TEMPLATE_REQUIRED
+        ),
+        BootstrapKind(_BOOTSTRAP, "KThreesConfig", CONFIG, ("spec",)),
+    ),
+    files_key="files",
+    commands_key="preK3sCommands",
+    formats=(),
+    os_rule=OS_LINUX,
+    restart="",
+    writers=(FILE_LIST, COMMAND_PREFIX),
+    notes=(
+        _RANGES_NOTE.format("K3s"),
+        "the K3s installer (get.k3s.io) writes the exported *_PROXY variables into "
+        "/etc/systemd/system/k3s(-agent).service.env; in secret mode they come from "
+        "/etc/default/k3s(-agent), which its unit reads as well (not the file K3s's docs name)",
+    ),
+    source=_K3S_SOURCE,
+    env_files={
+        CONTROL_PLANE: _K3S_SERVER,
+        CONTROL_PLANE_TEMPLATE: _K3S_SERVER,
+        TEMPLATE: _K3S_AGENT,
+        CONFIG: _K3S_AGENT,
+    },
+    env_file_inline=False,
+)
+
+DIALECTS: tuple[Dialect, ...] = (
+    KUBEADM,
+    EKS,
+    EKS_NODEADM,
+    TALOS,
+    MICROK8S,
+    K0SMOTRON,
+    RKE2,
+    K3S,
+)
 
 # (API group, kind) -> (its dialect, the kind's row)
 BY_KIND: Mapping[tuple[str, str], tuple[Dialect, BootstrapKind]] = {

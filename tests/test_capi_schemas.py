@@ -264,40 +264,6 @@ def test_eks_schemas_record_their_source_and_hashes() -> None:
         assert (len(files[name]), crd_schema.sha256(files[name])) == (int(size), digest), name
 
 
-@pytest.mark.parametrize(
-    ("directory", "repo", "commit", "crds"),
-    [
-        (
-            crd_schema.TALOS_SCHEMAS,
-            "siderolabs/cluster-api-bootstrap-provider-talos",
-            "e21a01e06ee321cd1ae9b57ba6a45493eb492396",
-            2,
-        ),
-        (
-            crd_schema.TALOS_CP_SCHEMAS,
-            "siderolabs/cluster-api-control-plane-provider-talos",
-            "97b33e78ff1091bd143db6c428b8ed53ec3e0931",
-            1,
-        ),
-    ],
-)
-def test_talos_schemas_record_their_source_and_hashes(
-    directory: Path, repo: str, commit: str, crds: int
-) -> None:
-    """The Talos CRDs (CABPT's bootstrap kinds, CACPPT's TalosControlPlane; converted from
-    the pinned commits of proxy_postrender/dialects.py): each SOURCE.md records its commit
-    and source CRDs, and lists exactly the stored schemas with size and sha256."""
-    source = (directory / crd_schema.SOURCE_NAME).read_text(encoding="utf-8")
-    assert f"- Repository: {repo}" in source
-    assert f"- Commit: {commit}" in source
-    assert len(re.findall(r"^\| \S+\.yaml \| [0-9a-f]{64} \|$", source, re.M)) == crds
-    rows = re.findall(r"^\| (\S+\.json) \| (\d+) \| ([0-9a-f]{64}) \|$", source, re.M)
-    files = {p.name: p.read_bytes() for p in directory.glob("*.json")}
-    assert rows and sorted(name for name, _, _ in rows) == sorted(files)
-    for name, size, digest in rows:
-        assert (len(files[name]), crd_schema.sha256(files[name])) == (int(size), digest), name
-
-
 def test_every_kind_and_served_version_has_a_schema() -> None:
     kinds = ["Cluster", "ClusterClass", "KubeadmConfig", "KubeadmConfigTemplate"]
     kinds += ["KubeadmControlPlane", "KubeadmControlPlaneTemplate"]
@@ -305,54 +271,88 @@ def test_every_kind_and_served_version_has_a_schema() -> None:
     microk8s = ["MicroK8sConfig", "MicroK8sConfigTemplate", "MicroK8sControlPlane"]
     k0s = ["K0sWorkerConfig", "K0sWorkerConfigTemplate", "K0sControllerConfig"]
     k0s += ["K0sControlPlane", "K0sControlPlaneTemplate"]
+    kinds += k0s
+    kinds += ["RKE2Config", "RKE2ConfigTemplate", "RKE2ControlPlane", "RKE2ControlPlaneTemplate"]
+    kinds += ["KThreesConfig", "KThreesConfigTemplate", "KThreesControlPlane"]
+    # CAPA serves v1beta2 only, and cluster-api-k3s its KThreesControlPlaneTemplate
+    v1beta2_only = [*eks, "KThreesControlPlaneTemplate"]
     assert {(v.rpartition("/")[2], k) for v, k in covered()} == {
         (version, kind) for kind in kinds for version in ("v1beta1", "v1beta2")
-    } | {("v1beta2", kind) for kind in eks} | {  # CAPA serves v1beta2 only
+    } | {("v1beta2", kind) for kind in v1beta2_only} | {
         (version, kind)
         for kind in ("TalosConfig", "TalosConfigTemplate")
         for version in ("v1alpha3", "v1beta1")
     } | {("v1alpha3", "TalosControlPlane")} | {  # CACPPT serves v1alpha3 only
         ("v1beta1", kind)
         for kind in microk8s  # MicroK8s serves v1beta1 only
-    } | {(version, kind) for kind in k0s for version in ("v1beta1", "v1beta2")}
+    }
+
+
+# each provider's converted CRDs: (directory, repository, commit, how many source CRDs),
+# the commits proxy_postrender/dialects.py pins
+PROVIDER_SCHEMAS = [
+    (
+        crd_schema.TALOS_SCHEMAS,
+        "siderolabs/cluster-api-bootstrap-provider-talos",
+        "e21a01e06ee321cd1ae9b57ba6a45493eb492396",
+        2,
+    ),
+    (
+        crd_schema.TALOS_CP_SCHEMAS,
+        "siderolabs/cluster-api-control-plane-provider-talos",
+        "97b33e78ff1091bd143db6c428b8ed53ec3e0931",
+        1,
+    ),
+    (
+        crd_schema.MICROK8S_SCHEMAS[0],
+        "canonical/cluster-api-bootstrap-provider-microk8s",
+        "71682d3c068a8bd62df989a2b085ab8402b6884e",
+        2,
+    ),
+    (
+        crd_schema.MICROK8S_SCHEMAS[1],
+        "canonical/cluster-api-control-plane-provider-microk8s",
+        "ade5fcbf701ef21373942e3fa28708c80ec1fe8f",
+        1,
+    ),
+    (
+        crd_schema.K0SMOTRON_SCHEMAS,
+        "k0sproject/k0smotron",
+        "3897bbe645698acbe9974449bb771e949dedb77e",
+        5,
+    ),
+    (
+        crd_schema.RKE2_SCHEMAS,
+        "rancher/cluster-api-provider-rke2",
+        "c8a3286ad22366f17faaab9c8fefb7eb80c52221",
+        4,
+    ),
+    (
+        crd_schema.K3S_SCHEMAS,
+        "k3s-io/cluster-api-k3s",
+        "7ed944f292e20aae69b3f4ae63497ab77144fff3",
+        4,
+    ),
+]
 
 
 @pytest.mark.parametrize(
     ("directory", "repo", "commit", "crds"),
-    [
-        (
-            crd_schema.MICROK8S_SCHEMAS[0],
-            "canonical/cluster-api-bootstrap-provider-microk8s",
-            "71682d3c068a8bd62df989a2b085ab8402b6884e",
-            2,
-        ),
-        (
-            crd_schema.MICROK8S_SCHEMAS[1],
-            "canonical/cluster-api-control-plane-provider-microk8s",
-            "ade5fcbf701ef21373942e3fa28708c80ec1fe8f",
-            1,
-        ),
-        (
-            crd_schema.K0SMOTRON_SCHEMAS,
-            "k0sproject/k0smotron",
-            "3897bbe645698acbe9974449bb771e949dedb77e",
-            5,
-        ),
-    ],
+    PROVIDER_SCHEMAS,
+    ids=[directory.name for directory, _, _, _ in PROVIDER_SCHEMAS],
 )
 def test_provider_schemas_record_their_source_and_hashes(
     directory: Path, repo: str, commit: str, crds: int
 ) -> None:
-    """MicroK8s' and k0smotron's CRDs (converted from the pinned commits, as
-    proxy_postrender/dialects.py names them): SOURCE.md records the commit and the source
-    CRDs, and lists exactly the stored schemas, each with its size and sha256."""
+    """Each provider's converted CRDs: SOURCE.md records the commit and the source CRDs,
+    and lists exactly the stored schemas, each with its size and sha256."""
     source = (directory / crd_schema.SOURCE_NAME).read_text(encoding="utf-8")
     assert f"- Repository: {repo}" in source
     assert f"- Commit: {commit}" in source
     assert len(re.findall(r"^\| \S+\.yaml \| [0-9a-f]{64} \|$", source, re.M)) == crds
     rows = re.findall(r"^\| (\S+\.json) \| (\d+) \| ([0-9a-f]{64}) \|$", source, re.M)
     files = {p.name: p.read_bytes() for p in directory.glob("*.json")}
-    assert sorted(name for name, _, _ in rows) == sorted(files)
+    assert rows and sorted(name for name, _, _ in rows) == sorted(files)
     for name, size, digest in rows:
         assert (len(files[name]), crd_schema.sha256(files[name])) == (int(size), digest), name
 

@@ -17,10 +17,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ruamel.yaml import YAML
 
 from proxy_postrender import dialects, targets
 from proxy_postrender.nodes import classvars, clusterclass
+from proxy_postrender.nodes.kubeadm import is_tool_command
 from proxy_postrender.noproxy import discovery
+from proxy_postrender.yamltext import libyaml
+from tests import capi_topology as ct
 from tests.capi.crd_schema import SCHEMA_DIRS
 from tests.helpers import GOLDEN, SHARED_PROFILE, run_cli
 
@@ -44,11 +48,15 @@ def test_each_row_agrees_with_the_crd(
     assert schemas, f"no schema for {row.kind}"
     for version, schema in schemas.items():
         assert schema["properties"]["apiVersion"]["const"] == f"{row.group}/{version}"
-        node, required = schema, set()
+        node, required, unmakeable = schema, set(), set()
         for depth, step in enumerate(row.spec_path, 1):
             if step in node.get("required", []):
                 required.add(row.spec_path[:depth])
             node = node["properties"][step]
+            # a level that requires more than the next level on the way: made up, the
+            # API server would refuse it (a row may say so; kubeadm's rows predate this)
+            if set(node.get("required", [])) - set(row.spec_path[depth : depth + 1]):
+                unmakeable.add(row.spec_path[:depth])
         if dialect.patches_key:  # a config patch: a list of strings, and the version field
             patches = node["properties"][dialect.patches_key]
             assert patches == {"type": "array", "items": {"type": "string"}}, version
@@ -61,7 +69,16 @@ def test_each_row_agrees_with_the_crd(
             assert node["properties"][key]["type"] == "array", (version, key)
         for name, _ in dialect.fields:
             assert node["properties"][name]["type"] == "string", (version, name)
-        assert row.requires(f"{row.group}/{version}") == required, version
+        declared = row.requires(f"{row.group}/{version}")
+        assert required <= declared <= required | unmakeable, version
+        if dialect.env_files:  # the rows of issue 29's second round say every such level
+            assert declared == required | unmakeable, version
+        for step in dialect.format_path[:-1]:
+            node = node["properties"][step]
+        if dialect.formats:
+            assert node["properties"][dialect.format_path[-1]]["enum"] == list(dialect.formats)
+        else:
+            assert dialect.format_path[-1] not in node["properties"], version
 
 
 def test_kubeadm_targets_are_what_they_were() -> None:
@@ -106,12 +123,32 @@ def test_clusterclass_pointers_and_class_patch_paths_read_the_rows() -> None:
             "/spec/template/spec/files": "files",
             "/spec/template/spec/preNodeadmCommands": "commands",
         },
+        "RKE2ControlPlaneTemplate": {
+            "/spec/template/spec/files": "files",
+            "/spec/template/spec/preRKE2Commands": "commands",
+        },
+        "RKE2ConfigTemplate": {
+            "/spec/template/spec/files": "files",
+            "/spec/template/spec/preRKE2Commands": "commands",
+        },
+        "KThreesControlPlaneTemplate": {
+            "/spec/template/spec/kthreesConfigSpec/files": "files",
+            "/spec/template/spec/kthreesConfigSpec/preK3sCommands": "commands",
+        },
+        "KThreesConfigTemplate": {
+            "/spec/template/spec/files": "files",
+            "/spec/template/spec/preK3sCommands": "commands",
+        },
     }
     assert classvars._PATHS == {
         "KubeadmControlPlaneTemplate": "/spec/template/spec/kubeadmConfigSpec/files/-",
         "KubeadmConfigTemplate": "/spec/template/spec/files/-",
         "EKSConfigTemplate": "/spec/template/spec/files/-",
         "NodeadmConfigTemplate": "/spec/template/spec/files/-",
+        "RKE2ControlPlaneTemplate": "/spec/template/spec/files/-",
+        "RKE2ConfigTemplate": "/spec/template/spec/files/-",
+        "KThreesControlPlaneTemplate": "/spec/template/spec/kthreesConfigSpec/files/-",
+        "KThreesConfigTemplate": "/spec/template/spec/files/-",
     }
     assert set(clusterclass.LIST_POINTERS) == discovery.TEMPLATE_KINDS
     assert discovery.TEMPLATE_KINDS <= discovery.DISCOVERY_KINDS
@@ -155,3 +192,105 @@ def test_report_says_the_eks_add_ons_are_not_in_the_render() -> None:
     assert proc.returncode == 0
     assert b"aws-node" not in proc.stderr
     assert b"preKubeadmCommands: 8 commands in front" in proc.stderr
+
+
+# --- RKE2 and K3s -----------------------------------------------------------------------
+
+
+def _docs(text: str) -> list[Any]:
+    return [d for d in libyaml.load_data(text) if isinstance(d, dict)]
+
+
+def _spec(doc: dict[str, Any]) -> dict[str, Any]:
+    found = dialects.of_kind(doc["apiVersion"].partition("/")[0], doc["kind"])
+    assert found is not None
+    node: Any = doc
+    for step in found[1].spec_path:
+        node = node[step]
+    return dict(node)
+
+
+def test_the_rke2_and_k3s_rows() -> None:
+    """RKE2: the control-plane kinds write /etc/default/rke2-server, the bootstrap kinds
+    /etc/default/rke2-agent (what RKE2's units read), with inline values too; format at
+    agentConfig.format. K3s: /etc/default/k3s(-agent) in secret mode only (its installer
+    writes its unit env file from the exports); no format. Both are Linux only and say
+    in --report that the distribution adds the cluster ranges to its own NO_PROXY."""
+    paths = {row.kind: d.env_files[row.level] for d, row in ROWS if d.env_files}
+    assert paths == {
+        "RKE2ControlPlane": "/etc/default/rke2-server",
+        "RKE2ControlPlaneTemplate": "/etc/default/rke2-server",
+        "RKE2ConfigTemplate": "/etc/default/rke2-agent",
+        "RKE2Config": "/etc/default/rke2-agent",
+        "KThreesControlPlane": "/etc/default/k3s",
+        "KThreesControlPlaneTemplate": "/etc/default/k3s",
+        "KThreesConfigTemplate": "/etc/default/k3s-agent",
+        "KThreesConfig": "/etc/default/k3s-agent",
+    }
+    assert dialects.RKE2.env_file_inline and not dialects.K3S.env_file_inline
+    assert dialects.RKE2.format_path == ("agentConfig", "format")
+    for dialect in (dialects.RKE2, dialects.K3S):
+        assert dialect.os_rule == dialects.OS_LINUX and dialect.restart == ""
+        assert any(
+            "NO_PROXY" in note and "pod and service ranges" in note for note in dialect.notes
+        )
+
+
+def test_rke2_nodes_get_their_env_file_and_exports_and_no_containerd_restart() -> None:
+    """What RKE2 and K3s nodes run first: the exports (inline) or the sourced env file
+    (secret mode), never kubeadm's daemon-reload and containerd restart (containerd is
+    not installed yet when the provider's commands run)."""
+    for case, server, agent in (
+        ("capi-rke2", 6, 6),
+        ("capi-rke2-secret", 1, 1),
+        ("capi-k3s", 6, 6),
+        ("capi-k3s-secret", 1, 1),
+    ):
+        docs = _docs((GOLDEN / case / "expected.yaml").read_text())
+        for doc in docs:
+            if dialects.of_kind(doc["apiVersion"].partition("/")[0], doc["kind"]) is None:
+                continue
+            spec = _spec(doc)
+            key = "preRKE2Commands" if "rke2" in case else "preK3sCommands"
+            commands = spec[key]
+            expected = server if "ControlPlane" in doc["kind"] else agent
+            assert commands[0].startswith(("export HTTP_PROXY=", "set -a && . /etc/default/"))
+            assert len([c for c in commands if is_tool_command(c)]) == expected, (case, doc)
+            assert not any("systemctl" in c for c in commands), (case, doc)
+
+
+def test_an_rke2_format_the_tool_cannot_write_for_is_refused() -> None:
+    text = (GOLDEN / "capi-rke2" / "input.yaml").read_text()
+    bad = text.replace("format: ignition", "format: bottlerocket")
+    proc = run_cli([str(SHARED_PROFILE)], bad.encode())
+    assert proc.returncode == 1
+    assert b"spec.template.spec.agentConfig.format is 'bottlerocket'" in proc.stderr
+
+
+def test_the_rke2_class_patch_writes_the_file_its_templates_source() -> None:
+    """An RKE2 ClusterClass: the class's own patch appends to each template's files the
+    env file at that template's row path (rke2-server for the control plane, rke2-agent
+    for the workers), which the template's command sources and its value-free drop-in
+    names; the template has a files list for the patch to append to."""
+    docs = _docs((GOLDEN / "capi-rke2-clusterclass" / "expected.yaml").read_text())
+    klass = next(d for d in docs if d["kind"] == "ClusterClass")
+    patch = next(p for p in klass["spec"]["patches"] if p["name"] == classvars.PATCH)
+    written = {}
+    for definition in patch["definitions"]:
+        (json_patch,) = definition["jsonPatches"]
+        rendered = ct.render_template(json_patch["valueFrom"]["template"])
+        entry = YAML(typ="safe", pure=True).load(rendered)
+        assert entry["permissions"] == "0600" and "HTTP_PROXY=" in entry["content"]
+        written[definition["selector"]["kind"]] = (json_patch["path"], entry["path"])
+    assert written == {
+        "RKE2ControlPlaneTemplate": ("/spec/template/spec/files/-", "/etc/default/rke2-server"),
+        "RKE2ConfigTemplate": ("/spec/template/spec/files/-", "/etc/default/rke2-agent"),
+    }
+    for doc in docs:
+        if doc["kind"] in written:
+            spec = _spec(doc)
+            path = written[doc["kind"]][1]
+            assert spec["preRKE2Commands"][0] == f"set -a && . {path} && set +a"
+            (dropin,) = spec["files"]
+            assert dropin["content"] == f"[Service]\nEnvironmentFile={path}\n"
+            assert "PROXY" not in str(spec)  # no cluster's value in a shared template

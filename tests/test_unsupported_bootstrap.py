@@ -25,8 +25,8 @@ from proxy_postrender.yamltext import libyaml
 from tests.helpers import GOLDEN, SHARED_PROFILE, run_cli
 
 REQUEST = to_request(loader.load(str(SHARED_PROFILE), environ={}))
-RKE2 = (GOLDEN / "capi-unsupported-rke2" / "input.yaml").read_text()
-RKE2_CLASS = (GOLDEN / "capi-unsupported-clusterclass" / "input.yaml").read_text()
+CK8S = (GOLDEN / "capi-unsupported-ck8s" / "input.yaml").read_text()
+CK8S_CLASS = (GOLDEN / "capi-unsupported-clusterclass" / "input.yaml").read_text()
 TALOS = (GOLDEN / "capi-unsupported-talos" / "input.yaml").read_text()
 CODE = uncovered.UNSUPPORTED_CODE
 
@@ -143,6 +143,8 @@ def test_a_class_patch_that_sets_ignition_is_kept() -> None:
 # --- unsupported bootstrap kinds ------------------------------------------------------
 
 _OTHERS = [
+    ("bootstrap.cluster.x-k8s.io", "CK8sConfigTemplate"),
+    ("controlplane.cluster.x-k8s.io", "CK8sControlPlane"),
     ("bootstrap.cluster.x-k8s.io", "RKE2ConfigTemplate"),
     ("controlplane.cluster.x-k8s.io", "RKE2ControlPlane"),
     ("bootstrap.cluster.x-k8s.io", "KThreesConfigTemplate"),
@@ -173,16 +175,16 @@ def test_the_code_is_declared_and_strict() -> None:
     assert CODES[CODE].strict
 
 
-def test_rke2_v1beta2_references_are_warned_about_naming_kind_and_referrer() -> None:
-    found = _findings(RKE2)
+def test_ck8s_v1beta2_references_are_warned_about_naming_kind_and_referrer() -> None:
+    found = _findings(CK8S)
     assert len(found) == 2
     cluster, workers = found
-    assert "Cluster rke2/demo: its control plane is RKE2ControlPlane demo-control-plane" in cluster
-    assert "MachineDeployment rke2/worker-md-0: its machines bootstrap from RKE2ConfigTemplate" in (
+    assert "Cluster ck8s/demo: its control plane is CK8sControlPlane demo-control-plane" in cluster
+    assert "MachineDeployment ck8s/worker-md-0: its machines bootstrap from CK8sConfigTemplate" in (
         workers
     )
     for message in found:
-        assert "the nodes of Cluster rke2/demo get no proxy settings from the tool" in message
+        assert "the nodes of Cluster ck8s/demo get no proxy settings from the tool" in message
 
 
 def test_talos_kinds_are_covered_by_their_row_and_not_warned_about() -> None:
@@ -194,12 +196,12 @@ def test_talos_kinds_are_covered_by_their_row_and_not_warned_about() -> None:
 
 
 def test_a_class_worker_of_an_uncovered_kind_is_warned_about() -> None:
-    found = _findings(RKE2_CLASS)
+    found = _findings(CK8S_CLASS)
     assert any(
-        "ClusterClass rke2/rke2-class: its worker class default-worker bootstraps from "
-        "RKE2ConfigTemplate"
+        "ClusterClass ck8s/ck8s-class: its worker class default-worker bootstraps from "
+        "CK8sConfigTemplate"
         in m
-        and "Cluster rke2/edge" in m
+        and "Cluster ck8s/edge" in m
         for m in found
     )
 
@@ -238,8 +240,8 @@ def test_kubeadm_streams_get_no_such_warning() -> None:
 
 def test_strict_makes_it_an_error_and_disabled_nodes_silence_it() -> None:
     with pytest.raises(InputError, match=r"\[nodes/unsupported-bootstrap; --strict\]"):
-        engine.process(RKE2, replace(REQUEST, strict=True))
-    assert _findings(RKE2, replace(REQUEST, nodes=None)) == []
+        engine.process(CK8S, replace(REQUEST, strict=True))
+    assert _findings(CK8S, replace(REQUEST, nodes=None)) == []
 
 
 _KAMAJI = """\
@@ -285,21 +287,21 @@ def test_a_control_plane_of_pods_is_a_note_and_its_workers_count() -> None:
     (note,) = engine.process(k0s, REQUEST).notes
     assert "K0smotronControlPlane tenant" in note and "runs as pods" in note
     # a worker kind no row covers still counts
-    rke2 = _KAMAJI.format(control_plane="K0smotronControlPlane", workers="RKE2ConfigTemplate")
-    found = _findings(rke2)
-    assert len(found) == 1 and "RKE2ConfigTemplate tenant-md-0" in found[0]
+    ck8s = _KAMAJI.format(control_plane="K0smotronControlPlane", workers="CK8sConfigTemplate")
+    found = _findings(ck8s)
+    assert len(found) == 1 and "CK8sConfigTemplate tenant-md-0" in found[0]
 
 
 def test_report_and_krm_carry_the_warning_exit_0() -> None:
-    proc = run_cli([str(SHARED_PROFILE), "--report"], RKE2.encode())
+    proc = run_cli([str(SHARED_PROFILE), "--report"], CK8S.encode())
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.decode() == RKE2
+    assert proc.stdout.decode() == CK8S
     report = proc.stderr.decode()
     assert report.count(f"[{CODE}]") == 2
     # the nodes' NO_PROXY is said not to be written, not shown as a list
-    (line,) = [x for x in report.splitlines() if "NO_PROXY (nodes of Cluster rke2/demo" in x]
+    (line,) = [x for x in report.splitlines() if "NO_PROXY (nodes of Cluster ck8s/demo" in x]
     assert "not written: the tool does not configure its nodes" in line
-    items = [d for d in libyaml.load_data(RKE2) if d]
+    items = [d for d in libyaml.load_data(CK8S) if d]
     profile = libyaml.load_data(SHARED_PROFILE.read_text())[0]
     resource_list = {
         "apiVersion": "config.kubernetes.io/v1",
@@ -315,15 +317,15 @@ def test_report_and_krm_carry_the_warning_exit_0() -> None:
     tagged = [r for r in out["results"] if r.get("tags", {}).get("code") == CODE]
     assert len(tagged) == 2
     assert all(r["severity"] == "warning" and r["tags"]["strict"] == "true" for r in tagged)
-    assert tagged[0]["resourceRef"] == {"kind": "Cluster", "name": "demo", "namespace": "rke2"}
+    assert tagged[0]["resourceRef"] == {"kind": "Cluster", "name": "demo", "namespace": "ck8s"}
 
 
 def test_a_class_cluster_of_uncovered_kinds_gets_no_node_no_proxy_checks() -> None:
-    result = engine.process(RKE2_CLASS, REQUEST)
+    result = engine.process(CK8S_CLASS, REQUEST)
     assert set(result.no_proxy_warnings) == {"workloads"}
-    assert result.no_proxy_notes["nodes of Cluster rke2/edge"] == [
+    assert result.no_proxy_notes["nodes of Cluster ck8s/edge"] == [
         "not written: the tool does not configure its nodes (they bootstrap from "
-        "RKE2ControlPlaneTemplate, RKE2ConfigTemplate)"
+        "CK8sControlPlaneTemplate, CK8sConfigTemplate)"
     ]
     assert not [f for f in result.findings if f.code.startswith("noproxy/")]
 
@@ -331,7 +333,7 @@ def test_a_class_cluster_of_uncovered_kinds_gets_no_node_no_proxy_checks() -> No
 # --- noproxy -------------------------------------------------------------------------
 
 
-def _noproxy(*args: str, stream: str = "capi-unsupported-rke2") -> tuple[int, str, str]:
+def _noproxy(*args: str, stream: str = "capi-unsupported-ck8s") -> tuple[int, str, str]:
     path = GOLDEN / stream / "input.yaml"
     proc = run_cli(["noproxy", str(SHARED_PROFILE), "--stream", str(path), *args])
     return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
@@ -339,19 +341,19 @@ def _noproxy(*args: str, stream: str = "capi-unsupported-rke2") -> tuple[int, st
 
 SAID = (
     "not written: the tool does not configure its nodes (they bootstrap from "
-    "RKE2ControlPlane, RKE2ConfigTemplate); give them their proxy by the provider's own means"
+    "CK8sControlPlane, CK8sConfigTemplate); give them their proxy by the provider's own means"
 )
 
 
 def test_noproxy_says_the_nodes_are_not_configured() -> None:
     code, out, _ = _noproxy()
     assert code == 0
-    assert out.splitlines()[1] == f"Cluster rke2/demo: {SAID}"
+    assert out.splitlines()[1] == f"Cluster ck8s/demo: {SAID}"
     code, out, _ = _noproxy("--explain")
-    assert out.split("\n\n")[1] == f"# NO_PROXY for Cluster rke2/demo\n{SAID}\n"
+    assert out.split("\n\n")[1] == f"# NO_PROXY for Cluster ck8s/demo\n{SAID}\n"
     code, out, err = _noproxy("--cluster", "demo")
     assert (code, out) == (0, "")
-    assert err == f"proxy-postrender: Cluster rke2/demo: {SAID}\n"
+    assert err == f"proxy-postrender: Cluster ck8s/demo: {SAID}\n"
 
 
 def test_noproxy_still_lists_a_cluster_with_kubeadm_nodes() -> None:
@@ -361,10 +363,10 @@ def test_noproxy_still_lists_a_cluster_with_kubeadm_nodes() -> None:
     assert all("not written" not in line and ",10." in line for line in clusters)
     index = Bootstraps()
     for doc in libyaml.load_data(
-        _KAMAJI.format(control_plane="KamajiControlPlane", workers="RKE2ConfigTemplate")
+        _KAMAJI.format(control_plane="KamajiControlPlane", workers="CK8sConfigTemplate")
     ):
         index.observe(doc, None)
-    # a pod control plane has no nodes: the RKE2 workers are all there is
+    # a pod control plane has no nodes: the CK8s workers are all there is
     assert list(uncovered.unconfigured(index)) == ["Cluster kamaji/tenant"]
     index = Bootstraps()
     for doc in libyaml.load_data(

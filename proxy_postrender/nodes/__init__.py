@@ -1,9 +1,11 @@
 """Cluster API node bootstrap: drop-ins and ``export`` lines for the nodes of each
-bootstrap dialect (kubeadm, EKS: the rows of proxy_postrender/dialects.py).
+bootstrap dialect (kubeadm, EKS, RKE2, K3s: the rows of proxy_postrender/dialects.py).
 
 - ``kubeadm``: the planner for the bootstrap specs of every dialect row (kubeadm's
   KubeadmControlPlane, KubeadmConfig and their templates; EKSConfig, NodeadmConfig and
   their templates), its settings and the Secret layout of Secret mode;
+- ``unitenv``: the entries of a row whose distribution reads its own unit env file
+  (RKE2, K3s: ``/etc/default/...`` and exports in place of systemd drop-ins);
 - ``writers``: the registry of writers a row names ("file list", "command prefix";
   "field setter", "config patch", "env list" declared for providers to come);
 - ``clusterclass``: the planner for ClusterClass patches that set the bootstrap lists;

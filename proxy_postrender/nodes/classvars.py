@@ -274,12 +274,28 @@ def slots(klass: Mapping[str, Any], index: ClusterIndex) -> Slots:
     return found
 
 
-def patch(slots_: Slots, text: str) -> dict[str, Any]:
-    """The class's last patch: the env file added to each selected template."""
+def env_file_of(kind: str, default: str) -> str:
+    """Where the class's patch writes the env file into a template of ``kind``: its row's
+    unit env file (RKE2, K3s: the file the distribution's service reads, which the
+    template's commands source), else ``default`` (``nodes.envFile``).
+
+    >>> env_file_of("RKE2ConfigTemplate", "/etc/proxy-postrender/proxy.env")
+    '/etc/default/rke2-agent'
+    >>> env_file_of("KubeadmConfigTemplate", "/etc/proxy-postrender/proxy.env")
+    '/etc/proxy-postrender/proxy.env'
+    """
+    row, dialect = _TEMPLATES[kind]
+    return dialect.env_files.get(row.level, default)
+
+
+def patch(slots_: Slots, env: Sequence[tuple[str, str]], env_file: str) -> dict[str, Any]:
+    """The class's last patch: the env file (``template``) added to each selected
+    template, at the path of its kind (``env_file_of``)."""
     definitions: list[dict[str, Any]] = []
 
     def add(api_version: str, kind: str, match: dict[str, Any]) -> None:
         selector = {"apiVersion": api_version, "kind": kind, "matchResources": match}
+        text = template(env, env_file_of(kind, env_file))
         json_patch = {"op": "add", "path": _PATHS[kind], "valueFrom": {"template": text}}
         definitions.append({"selector": selector, "jsonPatches": [json_patch]})
 

@@ -77,6 +77,13 @@ _LINUX_ONLY: frozenset[str] = frozenset(
     if dialect.os_rule == dialects.OS_LINUX
     for row in dialect.kinds
 )
+# the template kinds of every row: (the dialect, the kind's level)
+_TEMPLATE_ROWS: Mapping[str, tuple[dialects.Dialect, str]] = {
+    row.kind: (dialect, row.level)
+    for dialect in dialects.DIALECTS
+    for row in dialect.kinds
+    if row.level in dialects.TEMPLATE_LEVELS
+}
 
 # Patterns, compiled on first use (``re`` caches them): most runs never need them.
 _KEY_LINE = r"""^(?:"([^"]*)"|'([^']*)'|([^\s#'"{\[\-][^:#]*?))\s*:(?:\s+(.*))?$"""
@@ -352,9 +359,16 @@ def _selected_kind(definition: Mapping[str, Any]) -> str | None:
     return str(selector.get("kind")) if isinstance(selector, Mapping) else None
 
 
-def _wanted(settings: NodeSettings | None, env: Any, secret: SecretRef | None) -> _Wanted:
+def _wanted(
+    settings: NodeSettings | None, env: Any, secret: SecretRef | None, kind: str | None = None
+) -> _Wanted:
+    """What the tool writes into the templates of ``kind`` (None: kubeadm's) that a class
+    names, in the dialect of its row."""
+    dialect, level = _TEMPLATE_ROWS.get(kind or "", (dialects.KUBEADM, dialects.TEMPLATE))
     # the class's templates carry no value (nodes/classvars.py): nor do the follow-ups
-    files, commands = kubeadm.desired_entries(settings, env, secret, shared=True)
+    files, commands = kubeadm.desired_entries(
+        settings, env, secret, shared=True, dialect=dialect, level=level
+    )
     windows: list[str] = []
     if settings and env and settings.windows != "skip" and settings.credentials != "secret":
         command = quoting.powershell_machine_env(env)
@@ -362,8 +376,21 @@ def _wanted(settings: NodeSettings | None, env: Any, secret: SecretRef | None) -
     paths = []
     if settings:
         paths = [settings.containerd_dropin, *filter(None, [settings.kubelet_dropin])]
-        paths += [settings.env_file, kubeadm.CA_FILE]
+        paths += [settings.env_file, kubeadm.CA_FILE, *dialect.env_files.values()]
     return _Wanted(files, commands, windows, paths)
+
+
+class _WantedByKind:
+    """The entries of each template kind a class's patches select, made once per kind."""
+
+    def __init__(self, settings: NodeSettings | None, env: Any, secret: SecretRef | None) -> None:
+        self.settings, self.env, self.secret = settings, env, secret
+        self.made: dict[str | None, _Wanted] = {}
+
+    def of(self, kind: str | None) -> _Wanted:
+        if kind not in self.made:
+            self.made[kind] = _wanted(self.settings, self.env, self.secret, kind)
+        return self.made[kind]
 
 
 def plan(
@@ -388,8 +415,8 @@ def plan(
     secret = None
     if injecting and settings and settings.credentials == "secret" and settings.secret_name:
         secret = kubeadm.secret_ref(obj, settings)
-    wanted = _wanted(settings if injecting else None, env, secret)
-    wanted_files, wanted_commands = wanted.linux_files, wanted.linux_commands
+    by_kind = _WantedByKind(settings if injecting else None, env, secret)
+    wanted_commands = by_kind.of(None).linux_commands
 
     def need_secret_name() -> None:
         if injecting and settings and settings.credentials == "secret" and secret is None:
@@ -417,6 +444,7 @@ def plan(
             where_def = f"spec.patches[{i}].definitions[{j}]"
             pointers = _pointers(definition, where_def)
             linux_only = _selected_kind(definition) in _LINUX_ONLY
+            wanted = by_kind.of(_selected_kind(definition))
             json_patches = writers.as_list(
                 definition.get("jsonPatches"), f"{where_def}.jsonPatches"
             )
@@ -492,8 +520,8 @@ def plan(
                     owned,
                     old_ident,
                     ident,
-                    wanted_files,
-                    wanted_commands,
+                    wanted.linux_files,
+                    wanted.linux_commands,
                     on_conflict,
                     result,
                     entries,
@@ -554,7 +582,7 @@ def _own_entries(
                 )
             default = classvars.value_of(env, f"ClusterClass {_name(obj)} (its default)")
             variable = classvars.definition(default)
-            patch = classvars.patch(selected, classvars.template(env, settings.env_file))
+            patch = classvars.patch(selected, env, settings.env_file)
     spec_path = (*base, "spec")
     if not isinstance(obj.get("spec"), Mapping):
         if variable is None:

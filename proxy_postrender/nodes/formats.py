@@ -14,7 +14,7 @@ what such a node cannot use. Pure data in, an error out.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from proxy_postrender import TYPE_CHECKING
 from proxy_postrender.errors import InputError
@@ -51,12 +51,15 @@ def refusal(value: Any, said: str) -> InputError:
     )
 
 
-def check(spec: Mapping[str, Any], where: str) -> None:
-    """Refuse a KubeadmConfigSpec (at ``where``) whose ``format`` the tool does not write
-    for; absent or null is ``cloud-config``."""
-    value = spec.get("format")
+def check(spec: Mapping[str, Any], where: str, path: Sequence[str] = ("format",)) -> None:
+    """Refuse a KubeadmConfigSpec (at ``where``) whose ``format`` (at ``path`` under the
+    spec: RKE2's is ``agentConfig.format``) the tool does not write for; absent or null
+    is ``cloud-config``."""
+    value: Any = spec
+    for step in path:
+        value = value.get(step) if isinstance(value, Mapping) else None
     if value is not None and value not in KNOWN:
-        raise refusal(value, where + ".format is {}")
+        raise refusal(value, f"{where}.{'.'.join(path)} is {{}}")
 
 
 def check_patch(

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 from proxy_postrender import dialects
 from proxy_postrender.dialects import BootstrapKind, Dialect
 from proxy_postrender.errors import InputError
-from proxy_postrender.nodes import quoting
+from proxy_postrender.nodes import quoting, unitenv
 from proxy_postrender.noproxy.environments import ObjectEnv
 from proxy_postrender.objects import Path
 from proxy_postrender.plans import Env, Plan, SecretRef
@@ -37,6 +37,13 @@ CONTAINERD_SOCKET: str = dialects.CONTAINERD_SOCKET
 RESTART_CONTAINERD: str = dialects.RESTART_CONTAINERD
 # every dialect's restart command (a re-run recognises the tool's own)
 _RESTARTS: frozenset[str] = frozenset(d.restart for d in dialects.DIALECTS if d.restart)
+# the distributions' own unit env files (RKE2, K3s: nodes/unitenv.py), of every row
+_UNIT_ENV_FILES: frozenset[str] = frozenset(
+    path
+    for d in dialects.DIALECTS
+    for env_file in d.env_files.values()
+    for path in (env_file, unitenv.dropin_path(env_file))
+)
 
 
 DEFAULT_ENV_FILE = "/etc/proxy-postrender/proxy.env"
@@ -216,7 +223,7 @@ def tool_paths(settings: NodeSettings | None, recorded: Sequence[str] = ()) -> s
     """The paths of the files the tool writes (with these settings) or wrote (recorded)."""
     paths = set(recorded)
     if settings is not None:
-        paths |= {settings.containerd_dropin, settings.env_file, CA_FILE}
+        paths |= {settings.containerd_dropin, settings.env_file, CA_FILE, *_UNIT_ENV_FILES}
         if settings.kubelet_dropin:
             paths.add(settings.kubelet_dropin)
     return paths
@@ -296,19 +303,47 @@ def desired_entries(
     *,
     shared: bool = False,
     dialect: Dialect = dialects.KUBEADM,
+    level: str = dialects.CONFIG,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """The files and leading commands a Linux spec should carry; none when removing.
     When a Secret will carry the values (secret mode), no writer here sees them: they
     are checked here, so that an error names the object. ``shared``: a template a
-    ClusterClass names (no value in it: see ``desired_files``)."""
+    ClusterClass names (no value in it: see ``desired_files``). A row with its own unit
+    env file (``level`` chooses it) gets that file and exports (nodes/unitenv.py)."""
     if settings is None or not env:
         return [], []
     if secret is not None or shared:
         quoting.check_env(env)
+    if dialect.env_files:
+        return _unit_env_entries(settings, env, secret, dialect, level, shared=shared)
     return (
         desired_files(settings, env, secret, shared=shared, dialect=dialect),
         desired_commands(env, settings, secret, shared=shared, dialect=dialect),
     )
+
+
+def _unit_env_entries(
+    settings: NodeSettings,
+    env: Sequence[tuple[str, str]],
+    secret: SecretRef | None,
+    dialect: Dialect,
+    level: str,
+    *,
+    shared: bool,
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The entries of a row whose distribution reads its own unit env file."""
+    ca = None
+    if settings.ca_bundle:
+        content = quoting.gate(settings.ca_bundle, f"the file {CA_FILE}", lines=True)
+        ca = {"path": CA_FILE, "owner": "root:root", "permissions": "0644", "content": content}
+    parts = unitenv.Parts(
+        dialect.env_files[level],
+        dialect.env_file_inline,
+        None if secret is None else {"name": secret.name, "key": ENV_KEY},
+        ca,
+        TRUST_CA,
+    )
+    return unitenv.entries(parts, env, f"a {dialect.commands_key} entry", shared=shared)
 
 
 # recorded paths, count of leading commands, lists that were "[]", the created level
@@ -397,6 +432,7 @@ class _Job(Struct):
             self.secret(),
             shared=shared,
             dialect=self.dialect,
+            level=self.row.level,
         )
 
 
@@ -444,7 +480,7 @@ def _wanted_in(
         return [], []
     from proxy_postrender.nodes import formats  # lazy: start-up
 
-    formats.check(spec, job.where)
+    formats.check(spec, job.where, job.dialect.format_path)
     if not result.windows:
         return _linux_wanted(job, spec)
     # never a Linux command in a Windows template

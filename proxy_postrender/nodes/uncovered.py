@@ -4,7 +4,7 @@ The kinds the tool configures nodes for are those of
 :data:`proxy_postrender.targets.BUILT_IN` whose planner is ``kubeadm``; what a
 cluster's nodes bootstrap from is read by
 :mod:`proxy_postrender.noproxy.bootstraps`. A reference to any other bootstrap
-or control-plane kind (RKE2, K3s, k0s, MicroK8s, ...) is a
+or control-plane kind (Canonical Kubernetes' CK8s, ...) is a
 ``nodes/unsupported-bootstrap`` warning (an error under ``--strict``) naming
 the kind and the referrer: those nodes get no proxy settings from the tool. A
 control plane that runs as pods (Kamaji, k0smotron's) has no nodes: a note says

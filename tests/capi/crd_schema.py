@@ -68,6 +68,9 @@ MICROK8S_SCHEMAS = (SCHEMAS / "microk8s", SCHEMAS / "microk8s-controlplane")
 # k0smotron: k0sproject/k0smotron (K0sWorkerConfig(Template), K0sControllerConfig,
 # K0sControlPlane(Template))
 K0SMOTRON_SCHEMAS = SCHEMAS / "k0smotron"
+# rancher/cluster-api-provider-rke2's and k3s-io/cluster-api-k3s's kinds
+RKE2_SCHEMAS = SCHEMAS / "rke2"
+K3S_SCHEMAS = SCHEMAS / "k3s"
 SCHEMA_DIRS = (
     SCHEMAS,
     EKS_SCHEMAS,
@@ -75,6 +78,8 @@ SCHEMA_DIRS = (
     TALOS_CP_SCHEMAS,
     *MICROK8S_SCHEMAS,
     K0SMOTRON_SCHEMAS,
+    RKE2_SCHEMAS,
+    K3S_SCHEMAS,
 )
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
