@@ -137,3 +137,17 @@ def test_a_spec_the_tool_creates_gets_no_extra_envs_and_the_report_says_so(
     assert proc.returncode == 0, proc.stderr
     assert "extraEnvs" not in str(_docs(proc.stdout)[1])
     assert "static pods: no extraEnvs in a spec the tool creates" in proc.stderr.decode()
+
+
+@pytest.mark.parametrize(("version", "refused"), [("v1.30.9", True), ("v1.31.0", False)])
+def test_a_control_plane_older_than_1_31_is_refused(version: str, refused: bool) -> None:
+    text = (V1BETA2 / "input.yaml").read_text().replace("version: v1.32.2", f"version: {version}")
+    proc = run_cli([str(V1BETA2 / "profile.yaml")], text.encode())
+    if refused:
+        assert proc.returncode == 1
+        assert (
+            "needs Kubernetes >= 1.31 (kubeadm v1beta4), and this KubeadmControlPlane "
+            f"runs {version}" in proc.stderr.decode()
+        )
+    else:
+        assert proc.returncode == 0, proc.stderr

@@ -509,6 +509,12 @@ def _plan_spec(job: _Job, spec: Mapping[str, Any], parsed: _Parsed) -> NodePlan:
     return result
 
 
+def _version(obj: Mapping[str, Any]) -> Any:
+    """``spec.version`` of an object (a KubeadmControlPlane's Kubernetes), else None."""
+    spec = obj.get("spec")
+    return spec.get("version") if isinstance(spec, Mapping) else None
+
+
 def _static_pods(job: _Job, spec: Mapping[str, Any], spec_path: Path) -> list[str]:
     """The static pods' env lists of a control plane (spec.nodes.staticPods: extraEnvs):
     their operations go on the plan, their record entries are returned."""
@@ -535,6 +541,7 @@ def _static_pods(job: _Job, spec: Mapping[str, Any], spec_path: Path) -> list[st
         job.recorded.entries,
         ANNOTATION,
         windows=job.result.windows,
+        version=_version(job.obj),
     )
     job.result.ops += ops
     job.result.notes += lines

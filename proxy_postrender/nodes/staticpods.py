@@ -35,6 +35,7 @@ from proxy_postrender.yamltext.ops import Op
 EXTRA_ENVS: str = "extraEnvs"
 _OWNED: str = "env:"  # a record entry's key prefix: env:PLACE=NAMES
 _CREATED: str = "env-created"
+MIN_MINOR: int = 31  # extraEnvs: kubeadm v1beta4, Kubernetes 1.31
 
 
 class Ask(FrozenStruct):
@@ -101,6 +102,27 @@ def _wanted(ask: Ask | None, found: ObjectEnv, windows: bool, kind: str) -> list
     return [{"name": name, "value": escape(value)} for name, value in found.env]
 
 
+def _minor(version: Any) -> int | None:
+    """The minor of a Kubernetes version ``v1.MINOR.PATCH``; None when it is not one."""
+    if not isinstance(version, str):
+        return None
+    major, _, rest = version.removeprefix("v").partition(".")
+    minor = rest.partition(".")[0]
+    return int(minor) if major == "1" and minor.isdigit() else None
+
+
+def check_version(version: Any, kind: str) -> None:
+    """Kubernetes older than 1.31 has no extraEnvs (kubeadm v1beta3): Cluster API leaves
+    them out of the kubeadm config it writes, so they would do nothing: refused."""
+    minor = _minor(version)
+    if minor is not None and minor < MIN_MINOR:
+        raise InputError(
+            f"spec.nodes.staticPods: extraEnvs needs Kubernetes >= 1.{MIN_MINOR} (kubeadm "
+            f"v1beta4), and this {kind} runs {version}: Cluster API would leave them out; "
+            "use spec.nodes.staticPods: exports"
+        )
+
+
 def plan(
     spec: Mapping[str, Any],
     spec_path: Path,
@@ -112,14 +134,19 @@ def plan(
     record: str,
     *,
     windows: bool = False,
+    version: Any = None,
 ) -> tuple[list[Op], list[str], list[str]]:
     """The operations on the env lists of ``row`` in ``spec`` (at ``spec_path``), the
     record entries that say what the tool owns there afterwards, and lines for the
-    report. Nothing for a kind without env lists (a recorded entry there is malformed)."""
+    report. Nothing for a kind without env lists (a recorded entry there is malformed).
+    ``version``: the object's Kubernetes version when it says one (spec.version of a
+    KubeadmControlPlane)."""
     places = row.env_lists
     owned, created = _parse(entries, places, record)
     kind = row.kind
     wanted = _wanted(ask, found, windows, kind)
+    if wanted:
+        check_version(version, kind)
     if not places or (not wanted and not owned and not created):
         return [], [], []
     on_conflict = ask.on_conflict if ask else "keep"

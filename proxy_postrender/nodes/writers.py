@@ -4,11 +4,12 @@ A dialect row (proxy_postrender/dialects.py) names the writers its specs take;
 this module is their registry. Implemented:
 
 - "file list": the tool's files appended to a list of files (``plan_files``);
-- "command prefix": the tool's commands first in a list of commands (``plan_commands``).
+- "command prefix": the tool's commands first in a list of commands (``plan_commands``);
+- "env list": name/value entries in env lists (``plan_env_lists``, its own block below).
 
 Declared for providers still to come, refused if a row names them: "field setter"
 (fields of the spec set to the proxy values), "config patch" (a patch document
-added to a list of patches), "env list" (name/value entries in an env list).
+added to a list of patches).
 """
 
 from __future__ import annotations
