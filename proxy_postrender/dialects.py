@@ -64,6 +64,9 @@ class BootstrapKind(FrozenStruct):
     # the API server refuses any change to the spec (a webhook): the tool never changes
     # what it wrote into one already (Talos's TalosConfig and TalosConfigTemplate)
     immutable: bool = False
+    # the env lists under the spec that the "env list" writer fills when the profile asks
+    # for it (kubeadm's control plane: the static pods' extraEnvs, spec.nodes.staticPods)
+    env_lists: tuple[Steps, ...] = ()
 
     def requires(self, api_version: str) -> frozenset[Steps]:
         return self.required.get(rules_of(api_version), frozenset())
@@ -138,6 +141,18 @@ _TEMPLATE_REQUIRED: dict[str, frozenset[Steps]] = {
     "v1beta2": frozenset({("spec", "template")}),
 }
 
+# The control plane's static pods (kube-apiserver, kube-controller-manager,
+# kube-scheduler) take name/value entries from these lists, which win over what kubeadm
+# copies from its own environment: kubeadm v1beta4 (Kubernetes >= 1.31), Cluster API
+# >= 1.8 (PR #10846); items {name (required), value, valueFrom}, at most 100, and in
+# v1beta2 at least one (kubernetes-sigs/cluster-api@ae7ff047db499ac3858ade268ba38db8c9f128bb,
+# controlplane/kubeadm/config/crd/bases/controlplane.cluster.x-k8s.io_kubeadmcontrolplanes.yaml).
+# etcd.local.extraEnvs too exists; etcd makes no outgoing call through a proxy: not written.
+_STATIC_POD_ENVS: tuple[Steps, ...] = tuple(
+    ("clusterConfiguration", component, "extraEnvs")
+    for component in ("apiServer", "controllerManager", "scheduler")
+)
+
 KUBEADM: Dialect = Dialect(
     name="kubeadm",
     kinds=(
@@ -150,6 +165,7 @@ KUBEADM: Dialect = Dialect(
                 "v1beta1": frozenset({("spec", "kubeadmConfigSpec")}),
                 "v1beta2": frozenset({("spec",)}),
             },
+            env_lists=_STATIC_POD_ENVS,
         ),
         BootstrapKind(
             _CONTROL_PLANE,
@@ -166,6 +182,7 @@ KUBEADM: Dialect = Dialect(
                 ),
                 "v1beta2": frozenset({("spec", "template")}),
             },
+            env_lists=_STATIC_POD_ENVS,
         ),
         BootstrapKind(
             _BOOTSTRAP, "KubeadmConfigTemplate", TEMPLATE, _TEMPLATE_SPEC, _TEMPLATE_REQUIRED
@@ -177,7 +194,7 @@ KUBEADM: Dialect = Dialect(
     formats=("cloud-config", "ignition"),
     os_rule=OS_NODEOS,
     restart=RESTART_CONTAINERD,
-    writers=(FILE_LIST, COMMAND_PREFIX),
+    writers=(FILE_LIST, COMMAND_PREFIX, ENV_LIST),
     os_command_lists=("preKubeadmCommands", "postKubeadmCommands"),
     source="kubernetes-sigs/cluster-api (tests/capi/schemas/SOURCE.md)",
 )

@@ -294,3 +294,33 @@ def test_the_rke2_class_patch_writes_the_file_its_templates_source() -> None:
             (dropin,) = spec["files"]
             assert dropin["content"] == f"[Service]\nEnvironmentFile={path}\n"
             assert "PROXY" not in str(spec)  # no cluster's value in a shared template
+
+
+ENV_ROWS = [(d, row) for d, row in ROWS if row.env_lists]
+
+
+def test_the_env_lists_are_the_static_pods_extra_envs_of_the_control_plane_kinds() -> None:
+    kinds = {row.kind for _, row in ENV_ROWS}
+    assert kinds == {"KubeadmControlPlane", "KubeadmControlPlaneTemplate"}
+    for dialect, _ in ENV_ROWS:
+        assert dialects.ENV_LIST in dialect.writers
+
+
+@pytest.mark.parametrize(("dialect", "row"), ENV_ROWS, ids=[row.kind for _, row in ENV_ROWS])
+def test_each_env_list_is_a_name_value_list_of_the_crd(
+    dialect: dialects.Dialect, row: dialects.BootstrapKind
+) -> None:
+    for version, schema in _schemas(row.kind).items():
+        spec = schema
+        for step in row.spec_path:
+            spec = spec["properties"][step]
+        for place in row.env_lists:
+            node = spec
+            for step in place:
+                assert step not in node.get("required", []), (version, place)
+                node = node["properties"][step]
+            assert node["type"] == "array", (version, place)
+            assert node["items"]["required"] == ["name"], (version, place)
+            assert node["items"]["properties"]["value"]["type"] == "string"
+            # v1beta2: never an empty list
+            assert node.get("minItems") == (1 if version == "v1beta2" else None), version

@@ -8,6 +8,8 @@ declared is refused by name when a row names it.
 
 from __future__ import annotations
 
+import copy
+import doctest
 from typing import Any
 
 import pytest
@@ -15,7 +17,14 @@ import pytest
 from proxy_postrender import dialects
 from proxy_postrender.errors import InputError
 from proxy_postrender.nodes import writers
-from proxy_postrender.yamltext.ops import AddKey, AppendItems, DeleteItem, InsertItems
+from proxy_postrender.yamltext.ops import (
+    AddKey,
+    AppendItems,
+    DeleteItem,
+    DeleteKey,
+    InsertItems,
+    apply,
+)
 
 DROPIN = {"path": "/etc/d.conf", "owner": "root:root", "content": "[Service]\n"}
 MOTD = {"path": "/etc/motd", "content": "hi"}
@@ -121,6 +130,7 @@ def test_registry_has_every_writer_a_row_may_name() -> None:
         dialects.COMMAND_PREFIX,
         dialects.CONFIG_PATCH,
         dialects.FIELD_SETTER,
+        dialects.ENV_LIST,
     }
 
 
@@ -142,8 +152,13 @@ def test_a_row_naming_a_declared_or_unknown_writer_is_refused(name: str) -> None
         writers=(dialects.FILE_LIST, name),
     )
     expected = "no writer" if name == "no such writer" else "declared but not implemented"
+    # every shipped writer is implemented: a registry where one is only declared
+    registry = {
+        **writers.REGISTRY,
+        dialects.ENV_LIST: writers.Writer(dialects.ENV_LIST, "adds entries", False),
+    }
     with pytest.raises(writers.WriterError, match=f"dialect future: .*{expected}"):
-        writers.writers_of(row)
+        writers.writers_of(row, registry)
 
 
 # --- config patch ----------------------------------------------------------------------------
@@ -191,3 +206,144 @@ def test_config_patch_refuses_a_recorded_patch_that_is_not_there() -> None:
     spec: dict[str, Any] = {"strategicPatches": [_MINE + "# edited\n"]}
     with pytest.raises(InputError, match=r"recorded in example/record as the tool's is not"):
         _patch(spec, writers.patch_digest(_MINE), _MINE)
+
+
+# --- the "env list" writer -----------------------------------------------------------------
+
+API = ("clusterConfiguration", "apiServer", "extraEnvs")
+SCHED = ("clusterConfiguration", "scheduler", "extraEnvs")
+PROXY = [{"name": "HTTP_PROXY", "value": "http://p:3128"}, {"name": "NO_PROXY", "value": "a"}]
+
+
+def _envs(
+    spec: dict[str, Any],
+    owned: dict[Any, list[str]] | None = None,
+    created: list[Any] | None = None,
+    wanted: list[dict[str, str]] | None = None,
+    on_conflict: str = "keep",
+) -> writers.EnvListPlan:
+    return writers.plan_env_lists(
+        spec,
+        ("spec",),
+        [API, SCHED],
+        "spec",
+        owned or {},
+        created or [],
+        PROXY if wanted is None else wanted,
+        on_conflict,
+    )
+
+
+def _applied(spec: dict[str, Any], plan: writers.EnvListPlan) -> dict[str, Any]:
+    tree = {"spec": copy.deepcopy(spec)}
+    apply(tree, plan.ops)
+    return tree["spec"]
+
+
+def test_env_lists_created_under_one_new_level_and_recorded() -> None:
+    spec: dict[str, Any] = {"files": []}
+    plan = _envs(spec)
+    assert plan.created == [(("clusterConfiguration",), "absent")]
+    assert plan.owned == {API: ["HTTP_PROXY", "NO_PROXY"], SCHED: ["HTTP_PROXY", "NO_PROXY"]}
+    out = _applied(spec, plan)
+    assert out["clusterConfiguration"] == {
+        "apiServer": {"extraEnvs": PROXY},
+        "scheduler": {"extraEnvs": PROXY},
+    }
+    # a re-run with the record changes nothing
+    again = _envs(out, plan.owned, plan.created)
+    assert again.ops == [] and again.created == plan.created
+    # removal gives back the spec: the created level goes with the tool's entries
+    removed = _envs(out, plan.owned, plan.created, wanted=[])
+    assert removed.ops == [DeleteKey(("spec", "clusterConfiguration"))]
+    assert _applied(out, removed) == spec
+
+
+def test_env_lists_next_to_the_manifest_entries_and_a_changed_profile_replaces_in_place() -> None:
+    spec: dict[str, Any] = {
+        "clusterConfiguration": {
+            "apiServer": {"extraEnvs": [{"name": "GODEBUG", "value": "x=1"}]},
+            "scheduler": {"extraArgs": {"v": "2"}},
+        }
+    }
+    plan = _envs(spec)
+    assert plan.created == [(SCHED, "absent")]
+    out = _applied(spec, plan)
+    assert out["clusterConfiguration"]["apiServer"]["extraEnvs"] == [
+        {"name": "GODEBUG", "value": "x=1"},
+        *PROXY,
+    ]
+    changed = [{"name": "HTTP_PROXY", "value": "http://q:3128"}]
+    plan2 = _envs(out, plan.owned, plan.created, wanted=changed)
+    out2 = _applied(out, plan2)
+    assert out2["clusterConfiguration"]["apiServer"]["extraEnvs"] == [
+        {"name": "GODEBUG", "value": "x=1"},
+        *changed,
+    ]
+    assert plan2.owned == {API: ["HTTP_PROXY"], SCHED: ["HTTP_PROXY"]}
+    removed = _envs(out2, plan2.owned, plan2.created, wanted=[])
+    assert _applied(out2, removed) == spec
+
+
+def test_env_lists_a_created_level_that_got_other_keys_keeps_them_and_no_empty_list() -> None:
+    spec: dict[str, Any] = {"clusterConfiguration": None}
+    plan = _envs(spec)
+    assert plan.created == [(("clusterConfiguration",), "null")]
+    out = _applied(spec, plan)
+    out["clusterConfiguration"]["apiServer"]["extraArgs"] = {"v": "2"}  # someone added it
+    removed = _envs(out, plan.owned, plan.created, wanted=[])
+    after = _applied(out, removed)
+    # the scheduler level, the tool's, holds nothing else: it goes (v1beta2 wants no {})
+    assert after == {"clusterConfiguration": {"apiServer": {"extraArgs": {"v": "2"}}}}
+    assert not any(v == [] for v in _leaves(after))
+
+
+def _leaves(node: Any) -> list[Any]:
+    if isinstance(node, dict):
+        return [x for v in node.values() for x in [v, *_leaves(v)]]
+    return []
+
+
+def test_env_lists_an_empty_list_or_mapping_comes_back_as_it_was() -> None:
+    spec: dict[str, Any] = {
+        "clusterConfiguration": {"apiServer": {"extraEnvs": []}, "scheduler": {}}
+    }
+    plan = _envs(spec)
+    assert sorted(plan.created) == sorted([(API, "list"), (SCHED[:2], "empty")])
+    out = _applied(spec, plan)
+    for created in plan.created:
+        assert writers.parse_created(writers.created_entry(created)) == created
+    assert _applied(out, _envs(out, plan.owned, plan.created, wanted=[])) == spec
+
+
+@pytest.mark.parametrize("on_conflict", ["keep", "override", "fail"])
+def test_env_lists_a_name_the_manifest_sets_follows_on_conflict(on_conflict: str) -> None:
+    theirs = {"name": "NO_PROXY", "value": "mine"}
+    spec: dict[str, Any] = {"clusterConfiguration": {"apiServer": {"extraEnvs": [theirs]}}}
+    if on_conflict == "fail":
+        with pytest.raises(
+            InputError, match=r"apiServer.extraEnvs already sets NO_PROXY \(onConflict: fail\)"
+        ):
+            _envs(spec, on_conflict=on_conflict)
+        return
+    plan = _envs(spec, on_conflict=on_conflict)
+    api = _applied(spec, plan)["clusterConfiguration"]["apiServer"]["extraEnvs"]
+    if on_conflict == "keep":
+        assert api == [theirs, PROXY[0]] and plan.kept == [f"{'.'.join(API)} NO_PROXY"]
+        assert plan.owned[API] == ["HTTP_PROXY"]
+    else:
+        assert api == [PROXY[1], PROXY[0]] and plan.owned[API] == ["NO_PROXY", "HTTP_PROXY"]
+
+
+def test_env_lists_not_a_list_or_a_name_twice_is_an_input_error() -> None:
+    with pytest.raises(
+        InputError, match=r"spec\.clusterConfiguration\.apiServer\.extraEnvs is not a list"
+    ):
+        _envs({"clusterConfiguration": {"apiServer": {"extraEnvs": "x"}}})
+    twice = {"clusterConfiguration": {"apiServer": {"extraEnvs": [PROXY[0], PROXY[0]]}}}
+    with pytest.raises(InputError, match="sets HTTP_PROXY twice"):
+        _envs(twice, {API: ["HTTP_PROXY"]})
+
+
+def test_the_docstring_examples_hold() -> None:
+    assert doctest.testmod(writers).failed == 0

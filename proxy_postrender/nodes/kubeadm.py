@@ -82,6 +82,9 @@ class NodeSettings(FrozenStruct):
     password: bool = False  # a proxy URL carries user:password (stricter file modes)
     # spec.credentials.secretRef keeps the password out of the workloads: not in clear here
     forbid_inline_password: bool = False
+    # "exports": kubeadm copies the exports into the static pods; "extraEnvs": the control
+    # plane's extraEnvs carry them too (nodes/staticpods.py)
+    static_pods: str = "exports"
 
 
 def secret_ref(obj: Mapping[str, Any], settings: NodeSettings) -> SecretRef:
@@ -367,9 +370,17 @@ def _parse(recorded: Record, dialect: Dialect) -> _Parsed:
             empty = {k for k in value.split(",") if k in dialect.list_keys}
         elif key == "created" and (found := _Created.parse(value)) is not None:
             created = found
+        elif key.startswith("env") and _is_static_pods_entry(key):
+            continue  # the static pods' env lists: nodes/staticpods.py reads them
         else:
             raise InputError(f"annotation {ANNOTATION} is malformed near {entry!r}")
     return files, commands, empty, created
+
+
+def _is_static_pods_entry(key: str) -> bool:
+    from proxy_postrender.nodes import staticpods  # lazy: start-up
+
+    return staticpods.is_entry(key)
 
 
 def dialect_of(target: Target) -> tuple[Dialect, BootstrapKind]:
@@ -557,8 +568,48 @@ def _plan_spec(job: _Job, spec: Mapping[str, Any], parsed: _Parsed) -> NodePlan:
         entries.append("empty=" + ",".join(k for k in dialect.list_keys if k in empty))
     if entries and created is not None:
         entries.append(created.entry())
+    entries += _static_pods(job, spec, spec_full_path)
     result.ops += job.recorded.ops(job.obj, job.base, entries)
     return result
+
+
+def _version(obj: Mapping[str, Any]) -> Any:
+    """``spec.version`` of an object (a KubeadmControlPlane's Kubernetes), else None."""
+    spec = obj.get("spec")
+    return spec.get("version") if isinstance(spec, Mapping) else None
+
+
+def _static_pods(job: _Job, spec: Mapping[str, Any], spec_path: Path) -> list[str]:
+    """The static pods' env lists of a control plane (spec.nodes.staticPods: extraEnvs):
+    their operations go on the plan, their record entries are returned."""
+    if not job.row.env_lists:
+        return []
+    from proxy_postrender.nodes import staticpods  # lazy: a run without node objects skips it
+
+    settings = job.settings
+    ask = None
+    if settings is not None:
+        ask = staticpods.Ask(
+            settings.static_pods == staticpods.EXTRA_ENVS,
+            settings.password
+            and (settings.credentials == "secret" or settings.forbid_inline_password),
+            settings.on_conflict,
+        )
+    ops, entries, lines = staticpods.plan(
+        spec,
+        spec_path,
+        job.where,
+        job.row,
+        ask,
+        job.found,
+        job.recorded.entries,
+        ANNOTATION,
+        windows=job.result.windows,
+        version=_version(job.obj),
+    )
+    job.result.ops += ops
+    job.result.notes += lines
+    return entries
 
 
 class _Created(FrozenStruct):
@@ -632,6 +683,8 @@ def _plan_missing(job: _Job, gap: _Created) -> NodePlan:
     result.commands = len(wanted_commands)
     shown = {"absent": "missing", "null": "null", "empty": "{}"}[gap.was]
     result.notes.append(f"created {job.where} ({'.'.join(gap.path)} was {shown})")
+    if job.row.env_lists and job.settings is not None and job.settings.static_pods != "exports":
+        result.notes.append("static pods: no extraEnvs in a spec the tool creates (the exports)")
     entries = []
     if wanted_files:
         entries.append("files=" + ",".join(result.files_added))

@@ -7,10 +7,10 @@ this module is their registry. Implemented:
 - "command prefix": the tool's commands first in a list of commands (``plan_commands``);
 - "config patch": one patch document (a string) of the tool's at the end of a list of
   patches, recognised by the digest its record keeps (``plan_patch``);
-- "field setter": fields of the spec set to the proxy values (``plan_fields``).
+- "field setter": fields of the spec set to the proxy values (``plan_fields``);
+- "env list": name/value entries in env lists (``plan_env_lists``).
 
-Declared for providers still to come, refused if a row names them: "env list"
-(name/value entries in an env list).
+A row naming a writer this registry does not know is refused.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ REGISTRY: Mapping[str, Writer] = {
         Writer(dialects.COMMAND_PREFIX, "puts the tool's commands first in a list", True),
         Writer(dialects.FIELD_SETTER, "sets fields of the spec to the proxy values", True),
         Writer(dialects.CONFIG_PATCH, "adds a patch document to a list of patches", True),
-        Writer(dialects.ENV_LIST, "adds name/value entries to an env list", False),
+        Writer(dialects.ENV_LIST, "adds name/value entries to an env list", True),
     )
 }
 
@@ -50,15 +50,18 @@ class WriterError(ValueError):
     """A dialect row names a writer that is unknown or not implemented yet."""
 
 
-def writers_of(dialect: dialects.Dialect) -> tuple[Writer, ...]:
-    """The writers of a row, each implemented; a WriterError names the first that is not.
+def writers_of(
+    dialect: dialects.Dialect, registry: Mapping[str, Writer] | None = None
+) -> tuple[Writer, ...]:
+    """The writers of a row, each implemented; a WriterError names the first that is not
+    (``registry``: the one to read, this module's by default).
 
     >>> [w.name for w in writers_of(dialects.KUBEADM)]
-    ['file list', 'command prefix']
+    ['file list', 'command prefix', 'env list']
     """
     found = []
     for name in dialect.writers:
-        writer = REGISTRY.get(name)
+        writer = (REGISTRY if registry is None else registry).get(name)
         if writer is None:
             raise WriterError(f"dialect {dialect.name}: no writer {name!r}")
         if not writer.implemented:
@@ -367,3 +370,253 @@ def plan_fields(
         result.entries.append(was.entry(name))
         result.set.append(name)
     return result
+
+
+# --- the "env list" writer ------------------------------------------------------------
+# (issue 29, item 3: kubeadm's extraEnvs; appended as its own block, registered below)
+
+from proxy_postrender.yamltext.ops import (  # noqa: E402
+    AppendItems,
+    DeleteItem,
+)
+
+EnvEntry = Mapping[str, str]  # {"name": ..., "value": ...}
+Place = tuple[str, ...]  # a list's path under the root the writer is given
+# a level the tool filled in place of nothing: its path under the root and what was
+# there ("absent", "null", "empty" for {} or [])
+Created = tuple[Place, str]
+_WAS_SUFFIX: Mapping[str, str] = {"absent": "", "null": ":null", "empty": ":{}", "list": ":[]"}
+
+
+def created_entry(created: Created) -> str:
+    """A created level as a record entry's value: ``PATH``, ``PATH:null``, ``PATH:{}``,
+    ``PATH:[]``."""
+    return ".".join(created[0]) + _WAS_SUFFIX[created[1]]
+
+
+def parse_created(value: str) -> Created | None:
+    """The created level ``created_entry`` wrote; None for anything else."""
+    text, _, suffix = value.partition(":")
+    was = {v: k for k, v in _WAS_SUFFIX.items()}.get(f":{suffix}" if suffix else "")
+    steps = tuple(text.split("."))
+    if was is None or not all(steps) or value != created_entry((steps, was)):
+        return None
+    return steps, was
+
+
+class EnvListPlan(Struct):
+    ops: list[Op]
+    owned: dict[Place, list[str]]  # per list, the names the tool owns afterwards
+    kept: list[str]  # "PLACE NAME" entries the manifest sets itself (onConflict: keep)
+    created: list[Created]  # the levels the tool filled, for the record
+
+
+def _gap(root: Mapping[str, Any], place: Place, where: str) -> tuple[Created | None, Any]:
+    """The first level on the way to ``place`` (the list included) that is absent, null
+    or empty, and the list when there is none."""
+    node: Any = root
+    for depth, step in enumerate(place, 1):
+        path = place[:depth]
+        if not isinstance(node, Mapping):
+            raise InputError(f"{where}.{'.'.join(path[:-1])} is not a mapping")
+        if step not in node:
+            return (path, "absent"), None
+        value = node[step]
+        if value is None:
+            return (path, "null"), None
+        if depth == len(place):
+            if not isinstance(value, list):
+                raise InputError(f"{where}.{'.'.join(path)} is not a list")
+            return ((path, "list"), None) if not value else (None, value)
+        if isinstance(value, Mapping) and not value:
+            return (path, "empty"), None
+        node = value
+    return None, None  # pragma: no cover - a place has at least one step
+
+
+def _restore_op(path: Path, was: str) -> Op:
+    if was == "absent":
+        return DeleteKey(path)
+    return SetValue(path, {"null": None, "empty": {}, "list": []}[was])
+
+
+def _place_ops(
+    items: list[Any],
+    path: Path,
+    where: str,
+    owned: Sequence[str],
+    wanted: Sequence[EnvEntry],
+    on_conflict: str,
+) -> tuple[list[Op], list[str], list[str]]:
+    """The entries of one present list: the tool's replaced in place, deleted or added at
+    the end; the manifest's own entry of a wanted name kept, overridden or refused. The
+    ops, the names owned afterwards, the names kept."""
+    by_name = {entry["name"]: entry for entry in wanted}
+    ops: list[Op] = []
+    now: list[str] = []
+    kept: list[str] = []
+    deleted = 0
+    for index, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            raise InputError(f"{where}[{index}] is not a mapping")
+        name = item.get("name")
+        if name in now or name in kept:
+            raise InputError(f"{where} sets {name} twice; leave one")
+        if name in owned or (name in by_name and on_conflict == "override"):
+            if name in by_name:
+                if dict(item) != dict(by_name[name]):
+                    ops.append(SetValue((*path, index), dict(by_name[name])))
+                now.append(str(name))
+            else:
+                ops.append(DeleteItem((*path, index)))
+                deleted += 1
+        elif name in by_name:
+            if on_conflict == "fail":
+                raise InputError(f"{where} already sets {name} (onConflict: fail)")
+            kept.append(str(name))
+    added = [dict(e) for e in wanted if e["name"] not in now and e["name"] not in kept]
+    if added:
+        ops.append(AppendItems(path, tuple(added)))
+    if deleted == len(items) and not added and not now:
+        ops = [DeleteKey(path)]  # never an empty list (v1beta2: at least one item)
+    return ops, [*now, *(str(e["name"]) for e in added)], kept
+
+
+def _nest(places: Sequence[Place], depth: int, wanted: Sequence[EnvEntry]) -> dict[str, Any]:
+    """The mapping that holds the lists ``places`` from ``depth`` on."""
+    value: dict[str, Any] = {}
+    for place in places:
+        node = value
+        for step in place[depth:-1]:
+            node = node.setdefault(step, {})
+        node[place[-1]] = [dict(e) for e in wanted]
+    return value
+
+
+def plan_env_lists(
+    root: Mapping[str, Any],
+    root_path: Path,
+    places: Sequence[Place],
+    where: str,
+    owned: Mapping[Place, Sequence[str]],
+    created: Sequence[Created],
+    wanted: Sequence[EnvEntry],
+    on_conflict: str,
+) -> EnvListPlan:
+    """The "env list" writer: the ``wanted`` name/value entries in each list at
+    ``places`` under ``root`` (a mapping at ``root_path``). ``owned``: per list, the
+    names the record says are the tool's (replaced in place, deleted when no longer
+    wanted); an entry of a wanted name the manifest sets itself is kept, overridden or
+    refused (``on_conflict``). A missing level is created, and said in ``created`` (with
+    ``created``, the levels the record says the tool filled earlier): when nothing but
+    the tool's entries is left under one, removal gives back what was there. A list is
+    never left empty.
+
+    >>> spec = {"clusterConfiguration": {"apiServer": {"extraArgs": {"v": "2"}}}}
+    >>> place = ("clusterConfiguration", "apiServer", "extraEnvs")
+    >>> plan = plan_env_lists(spec, ("spec",), [place], "spec", {}, [],
+    ...     [{"name": "NO_PROXY", "value": "10.0.0.0/8"}], "keep")
+    >>> plan.owned[place], plan.created
+    (['NO_PROXY'], [(('clusterConfiguration', 'apiServer', 'extraEnvs'), 'absent')])
+    >>> plan.ops
+    [AddKey(path=('spec', 'clusterConfiguration', 'apiServer'), key='extraEnvs', \
+value=[{'name': 'NO_PROXY', 'value': '10.0.0.0/8'}])]
+    """
+    ops: list[Op] = []
+    result = EnvListPlan(ops, {}, [], [])
+    pending = list(places)
+    if not wanted:
+        for level, was in created:
+            below = [p for p in pending if p[: len(level)] == level]
+            node = _get(root, level)
+            if node is not _MISSING and _only_tool_at(node, level, below, owned):
+                ops.append(_restore_op((*root_path, *level), was))
+                pending = [p for p in pending if p not in below]
+    else:
+        result.created = [c for c in created if _get(root, c[0]) is not _MISSING]
+    gaps: dict[Place, tuple[str, list[Place]]] = {}
+    for place in pending:
+        label = f"{where}.{'.'.join(place)}"
+        gap, items = _gap(root, place, where)
+        if gap is None:
+            place_ops, now, kept = _place_ops(
+                items, (*root_path, *place), label, owned.get(place, ()), wanted, on_conflict
+            )
+            ops += _climb(root, root_path, place, place_ops, created)
+            if now:
+                result.owned[place] = now
+            result.kept += [f"{'.'.join(place)} {name}" for name in kept]
+        elif wanted:
+            gaps.setdefault(gap[0], (gap[1], []))[1].append(place)
+    for level, (was, below) in gaps.items():
+        value: Any = _nest(below, len(level), wanted)
+        if level in below:  # the list itself
+            value = [dict(e) for e in wanted]
+        if was == "absent":
+            ops.append(AddKey((*root_path, *level[:-1]), level[-1], value))
+        else:
+            ops.append(SetValue((*root_path, *level), value))
+        result.created.append((level, was))
+        for place in below:
+            result.owned[place] = [str(e["name"]) for e in wanted]
+    return result
+
+
+_MISSING: Any = object()
+
+
+def _climb(
+    root: Mapping[str, Any],
+    root_path: Path,
+    place: Place,
+    ops: list[Op],
+    created: Sequence[Created],
+) -> list[Op]:
+    """A list deleted whole (``ops`` is its DeleteKey) under a level the tool created
+    takes with it the mappings on the way that hold nothing else: no ``apiServer: {}``
+    is left behind (v1beta2 wants those non-empty); at a created level itself, what was
+    there comes back."""
+    if ops != [DeleteKey((*root_path, *place))]:
+        return ops
+    levels = {level: was for level, was in created}
+    path = place
+    while path not in levels and len(path) > 1:
+        parent = _get(root, path[:-1])
+        inside = any(path[: len(level)] == level for level in levels)
+        if not inside or not isinstance(parent, Mapping) or set(parent) != {path[-1]}:
+            break
+        path = path[:-1]
+    was = levels.get(path)
+    return [_restore_op((*root_path, *path), was if was is not None else "absent")]
+
+
+def _get(root: Mapping[str, Any], path: Place) -> Any:
+    node: Any = root
+    for step in path:
+        if not isinstance(node, Mapping) or step not in node:
+            return _MISSING
+        node = node[step]
+    return node
+
+
+def _only_tool_at(
+    node: Any, level: Place, below: Sequence[Place], owned: Mapping[Place, Sequence[str]]
+) -> bool:
+    """Whether the created level ``level`` (whose value is ``node``) holds nothing but
+    the tool's entries in the lists ``below`` it."""
+    if not below:
+        return False
+
+    def walk(value: Any, depth: int, places: Sequence[Place]) -> bool:
+        if any(len(p) == depth for p in places):
+            names = owned.get(places[0], ())
+            return isinstance(value, list) and all(
+                isinstance(item, Mapping) and item.get("name") in names for item in value
+            )
+        if not isinstance(value, Mapping) or not set(value) <= {p[depth] for p in places}:
+            return False
+        return all(
+            walk(value[step], depth + 1, [p for p in places if p[depth] == step]) for step in value
+        )
+
+    return walk(node, len(level), below)

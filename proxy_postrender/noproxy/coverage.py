@@ -201,7 +201,8 @@ def check(
 
 
 _WHY = (
-    "kubeadm copies the exported proxy variables into its control plane's static pods, "
+    "kubeadm copies the exported proxy variables into its control plane's static pods "
+    "(with spec.nodes.staticPods: extraEnvs, their extraEnvs carry the same NO_PROXY), "
     "and kube-controller-manager and kube-scheduler (from kubeadm 1.33 the kubelet too) "
     "call the apiserver at the node's own address"
 )

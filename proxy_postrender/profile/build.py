@@ -57,6 +57,7 @@ def nodes(values: dict[str, Any]) -> NodeSettings | None:
         env_file=values["envFile"],
         windows=values["windows"],
         layout=values["layout"],
+        static_pods=values["staticPods"],
     )
 
 

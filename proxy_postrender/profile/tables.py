@@ -170,6 +170,19 @@ NODES = section(
         True,
         "check",
     ),
+    Option(
+        "staticPods",
+        choice("exports", "extraEnvs"),
+        "How the control plane's static pods (kube-apiserver, kube-controller-manager, "
+        "kube-scheduler) get the proxy. `exports`: kubeadm copies the exported variables "
+        "into them; `extraEnvs`: the same values are also written, per component, into "
+        "`clusterConfiguration.{apiServer,controllerManager,scheduler}.extraEnvs` of "
+        "KubeadmControlPlane(Template), where they win over the copy (Kubernetes >= 1.31, "
+        "Cluster API >= 1.8; static pods cannot read a Secret: refused with a password in "
+        "secret mode) ([cluster-api.md](cluster-api.md#static-pods-extraenvs)).",
+        "exports",
+        "check",
+    ),
     doc="Node bootstrap of Cluster API clusters: systemd drop-ins for containerd and kubelet, "
     "`export` lines before kubeadm runs ([cluster-api.md](cluster-api.md)). The three "
     "paths must differ.",
