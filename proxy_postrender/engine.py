@@ -105,9 +105,7 @@ def run(
     # other owners of the node proxy settings: looked for only when the run injects them
     watch = None
     if request.nodes is not None and not request.removing:
-        from proxy_postrender.noproxy.bootstraps import Bootstraps  # lazy: start-up
-
-        watch = owners.Watch(request.nodes, bootstraps=Bootstraps(request.pods.namespace or ""))
+        watch = owners.Watch(request.nodes, bootstraps_namespace=request.pods.namespace or "")
     clusters = None
     if _discovers_clusters(request):
         from proxy_postrender.noproxy.discovery import discover_stream  # lazy: start-up time

@@ -197,10 +197,15 @@ def _node_secrets(result: Result, request: Request) -> list[Made]:
     # a shared template's Secret (the defaults) only where no Cluster of the stream gives one
     first = [item for item in result.node_secrets if not item[0].plan.node_secret_is_fallback()]
     given = {(ref.namespace, ref.name) for _, ref, _ in first}
+    named = {ref.name for _, ref, _ in first}
     later = [
-        item
-        for item in result.node_secrets
-        if item[0].plan.node_secret_is_fallback() and (item[1].namespace, item[1].name) not in given
+        (report, ref, env)
+        for report, ref, env in result.node_secrets
+        if report.plan.node_secret_is_fallback()
+        and (ref.namespace, ref.name) not in given
+        # a Secret without a namespace lands in the one it is applied to: maybe one whose
+        # Cluster of the stream gives that Secret already (and would be overwritten)
+        and not (ref.namespace is None and ref.name in named)
     ]
     for report, ref, env in [*first, *later]:
         key = (ref.namespace, ref.name)

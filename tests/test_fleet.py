@@ -544,3 +544,30 @@ def test_noproxy_cluster_without_stream_or_entry_shows_the_defaults_and_says_so(
     text = proc.stdout.decode()
     assert text.startswith("# NO_PROXY for workloads\n")
     assert "warning: --cluster paris-1: no spec.clusters entry names it" in text
+
+
+def test_secret_mode_a_namespace_less_class_template_gives_no_second_secret(
+    tmp_path: Path,
+) -> None:
+    """The class's templates without a namespace would get the defaults' Secret, and a
+    Cluster of the stream its own under the same name: applied into its namespace, the
+    second would overwrite the first (found on upstream RKE2, K3s and kubeadm classes)."""
+    case = GOLDEN / "capi-clusterclass-topology"
+    text = (case / "input.yaml").read_text()
+    # the class and its templates without a namespace, as clusterctl templates ship them
+    docs = text.split("\n---\n")
+    stripped = [
+        d.replace("  namespace: fleet\n", "", 1) if "kind: Cluster\n" not in d else d for d in docs
+    ]
+    path = tmp_path / "profile.yaml"
+    path.write_text(
+        (GOLDEN / "profile.yaml").read_text()
+        + "  nodes:\n    credentials: secret\n    secretName: site-proxy\n"
+    )
+    proc = run_cli([str(path), "--namespace", "fleet"], "\n---\n".join(stripped).encode())
+    assert proc.returncode == 0, proc.stderr
+    plain = run_cli([str(path)], "\n---\n".join(stripped).encode())
+    assert plain.returncode == 0, plain.stderr
+    secrets = [d for d in _docs(plain.stdout.decode()) if d["kind"] == "Secret"]
+    assert [s["metadata"]["name"] for s in secrets] == ["site-proxy"]
+    assert secrets[0]["metadata"]["namespace"] == "fleet"

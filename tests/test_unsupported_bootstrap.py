@@ -374,3 +374,16 @@ def test_noproxy_still_lists_a_cluster_with_kubeadm_nodes() -> None:
     ):
         index.observe(doc, None)
     assert uncovered.unconfigured(index) == {}
+
+
+@pytest.mark.parametrize("control_plane", ["AWSManagedControlPlane", "ROSAControlPlane"])
+def test_a_control_plane_a_cloud_runs_is_a_note_not_an_unsupported_kind(
+    control_plane: str,
+) -> None:
+    """EKS's (and ROSA's) control plane has no nodes: CAPA's EKS templates gave a false
+    warning, and every one of them failed --strict (found on the upstream templates)."""
+    text = _KAMAJI.format(control_plane=control_plane, workers="NodeadmConfigTemplate")
+    result = engine.process(text, REQUEST)
+    assert [f for f in result.findings if f.code == CODE] == []
+    (note,) = result.notes
+    assert f"its control plane {control_plane} tenant is run by the cloud" in note

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 from proxy_postrender import dialects
 from proxy_postrender.dialects import BootstrapKind, Dialect
 from proxy_postrender.errors import InputError
-from proxy_postrender.nodes import quoting, unitenv
+from proxy_postrender.nodes import quoting
 from proxy_postrender.noproxy.environments import ObjectEnv
 from proxy_postrender.objects import Path
 from proxy_postrender.plans import Env, Plan, SecretRef
@@ -37,13 +37,19 @@ CONTAINERD_SOCKET: str = dialects.CONTAINERD_SOCKET
 RESTART_CONTAINERD: str = dialects.RESTART_CONTAINERD
 # every dialect's restart command (a re-run recognises the tool's own)
 _RESTARTS: frozenset[str] = frozenset(d.restart for d in dialects.DIALECTS if d.restart)
-# the distributions' own unit env files (RKE2, K3s: nodes/unitenv.py), of every row
-_UNIT_ENV_FILES: frozenset[str] = frozenset(
-    path
-    for d in dialects.DIALECTS
-    for env_file in d.env_files.values()
-    for path in (env_file, unitenv.dropin_path(env_file))
-)
+
+
+def _unit_env_files() -> frozenset[str]:
+    """The distributions' own unit env files (RKE2, K3s: nodes/unitenv.py) of every row,
+    and their drop-ins (nodes/unitenv.py is read only when a run needs these)."""
+    from proxy_postrender.nodes import unitenv
+
+    return frozenset(
+        path
+        for d in dialects.DIALECTS
+        for env_file in d.env_files.values()
+        for path in (env_file, unitenv.dropin_path(env_file))
+    )
 
 
 DEFAULT_ENV_FILE = "/etc/proxy-postrender/proxy.env"
@@ -226,7 +232,7 @@ def tool_paths(settings: NodeSettings | None, recorded: Sequence[str] = ()) -> s
     """The paths of the files the tool writes (with these settings) or wrote (recorded)."""
     paths = set(recorded)
     if settings is not None:
-        paths |= {settings.containerd_dropin, settings.env_file, CA_FILE, *_UNIT_ENV_FILES}
+        paths |= {settings.containerd_dropin, settings.env_file, CA_FILE, *_unit_env_files()}
         if settings.kubelet_dropin:
             paths.add(settings.kubelet_dropin)
     return paths
@@ -335,6 +341,8 @@ def _unit_env_entries(
     shared: bool,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """The entries of a row whose distribution reads its own unit env file."""
+    from proxy_postrender.nodes import unitenv  # lazy: only RKE2 and K3s rows
+
     ca = None
     if settings.ca_bundle:
         content = quoting.gate(settings.ca_bundle, f"the file {CA_FILE}", lines=True)

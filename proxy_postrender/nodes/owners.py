@@ -167,7 +167,9 @@ class Watch(Struct):
     # ClusterClass name -> Clusters of that class that set proxy variables
     proxy_clusters: dict[str, list[str]] = field(default_factory=dict)
     specs: list[Found] = field(default_factory=list)
-    # the bootstrap kinds the stream's clusters name, covered or not (set by the engine)
+    # the bootstrap kinds the stream's clusters name, covered or not: read when the engine
+    # gives the namespace of objects without one, made on the first Cluster API object
+    bootstraps_namespace: str | None = None
     bootstraps: Bootstraps | None = None
 
     def tool_paths(self) -> set[str]:
@@ -176,10 +178,14 @@ class Watch(Struct):
     # --- every object the engine parses -------------------------------------------------
 
     def observe(self, obj: Mapping[str, Any], context: DocumentContext | None) -> None:
-        if self.bootstraps is not None:
-            self.bootstraps.observe(obj, context)
         kind = obj.get("kind")
         group = api_group(obj.get("apiVersion"))
+        if group == _CAPI_GROUP and self.bootstraps_namespace is not None:
+            if self.bootstraps is None:  # a stream without Cluster API objects never reads it
+                from proxy_postrender.noproxy.bootstraps import Bootstraps
+
+                self.bootstraps = Bootstraps(self.bootstraps_namespace)
+            self.bootstraps.observe(obj, context)
         if group == _INFRA_GROUP and kind in ("VCDCluster", "VCDClusterTemplate"):
             self._vcd(obj, str(kind), context)
         elif group == _CAPI_GROUP and kind == "ClusterClass":

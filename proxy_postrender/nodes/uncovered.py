@@ -68,10 +68,11 @@ def findings(found: Bootstraps) -> list[tuple[str, str, DocumentContext | None]]
 
 
 def notes(found: Bootstraps) -> list[str]:
-    """What is said of each control plane that runs as pods."""
+    """What is said of each control plane without nodes (pods, or a cloud's)."""
     return [
-        f"{ref.by}: its control plane {ref.kind} {ref.name} runs as pods in the management "
-        "cluster: no nodes to configure (its workers are checked by their own kind)"
+        f"{ref.by}: its control plane {ref.kind} {ref.name} "
+        + ("is run by the cloud" if ref.managed else "runs as pods in the management cluster")
+        + ": no nodes to configure (its workers are checked by their own kind)"
         for ref in dict.fromkeys(found.order)
         if ref.pods
     ]

@@ -105,8 +105,9 @@ def for_list(
         elif net.endpoint is None:
             warnings.append(
                 f"the control-plane endpoint of {net.label} is not in the stream (set at run "
-                "time, or a variable): kubelet and kubeadm join reach it through the proxy "
-                "unless an entry covers it (its domain, e.g. .elb.amazonaws.com, or its CIDR)"
+                "time, or a variable): kubelet and the node bootstrap (kubeadm join and the "
+                "like) reach it through the proxy unless an entry covers it (its domain, e.g. "
+                ".elb.amazonaws.com, or its CIDR)"
             )
     if "*" in texts and len(texts) > 1:
         warnings.append(

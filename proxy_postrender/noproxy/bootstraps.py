@@ -31,6 +31,21 @@ CONTROL_PLANE_GROUP = "controlplane.cluster.x-k8s.io"
 POD_CONTROL_PLANES = frozenset(
     {(CONTROL_PLANE_GROUP, "KamajiControlPlane"), (CONTROL_PLANE_GROUP, "K0smotronControlPlane")}
 )
+INFRASTRUCTURE_GROUP = "infrastructure.cluster.x-k8s.io"
+# control planes a cloud runs (EKS, ROSA, AKS, GKE: CAPA, CAPZ, CAPG): no nodes either;
+# their workers are checked by their own kind (EKS: NodeadmConfig, EKSConfig)
+MANAGED_CONTROL_PLANES = frozenset(
+    {
+        (CONTROL_PLANE_GROUP, "AWSManagedControlPlane"),
+        (CONTROL_PLANE_GROUP, "AWSManagedControlPlaneTemplate"),
+        (CONTROL_PLANE_GROUP, "ROSAControlPlane"),
+        (INFRASTRUCTURE_GROUP, "AzureManagedControlPlane"),
+        (INFRASTRUCTURE_GROUP, "AzureManagedControlPlaneTemplate"),
+        (INFRASTRUCTURE_GROUP, "AzureASOManagedControlPlane"),
+        (INFRASTRUCTURE_GROUP, "AzureASOManagedControlPlaneTemplate"),
+        (INFRASTRUCTURE_GROUP, "GCPManagedControlPlane"),
+    }
+)
 
 Key = tuple[str, str]  # (namespace, name) of a Cluster or ClusterClass
 
@@ -47,8 +62,16 @@ class Ref(FrozenStruct):
 
     @property
     def pods(self) -> bool:
-        """A control plane that runs as pods (no nodes)."""
-        return (self.group or CONTROL_PLANE_GROUP, self.kind) in POD_CONTROL_PLANES
+        """A control plane without nodes: it runs as pods, or a cloud runs it."""
+        return self.managed or (self.group or CONTROL_PLANE_GROUP, self.kind) in POD_CONTROL_PLANES
+
+    @property
+    def managed(self) -> bool:
+        """A control plane a cloud runs (EKS, ROSA, AKS, GKE)."""
+        return any((group, self.kind) in MANAGED_CONTROL_PLANES for group in self._groups())
+
+    def _groups(self) -> tuple[str, ...]:
+        return (self.group,) if self.group else (CONTROL_PLANE_GROUP, INFRASTRUCTURE_GROUP)
 
 
 def _text(value: Any) -> str:
