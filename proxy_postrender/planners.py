@@ -76,6 +76,9 @@ def _nodes_plan(
     if dialects.FIELD_SETTER in dialect.writers:
         from proxy_postrender.nodes import specfields
 
+        if found.env and settings is not None:
+            kubeadm.check_shared(dialect, found, target.kind)
+
         return specfields.plan(obj, base, target, found, settings)
     return kubeadm.plan(obj, base, target, found, settings)
 

@@ -114,3 +114,18 @@ def test_the_row() -> None:
     assert "K0smotronControlPlane" not in kinds  # pods: nothing to write
     # no ClusterClass planning for k0smotron's templates (their lists differ by version)
     assert not kinds & dialects.TEMPLATE_KINDS
+
+
+def test_a_template_a_cluster_class_names_is_refused_for_rows_without_a_class_patch() -> None:
+    """k0smotron and MicroK8s have no class patch: a template a ClusterClass of the stream
+    names would get value-free entries reading a file nothing writes (k0s), or one
+    cluster's values for all (MicroK8s). Both are refused, naming the class."""
+    text = (GOLDEN / "err-capi-k0s-clusterclass" / "input.yaml").read_text()
+    k0s = run_cli([str(SHARED_PROFILE)], text.encode())
+    assert k0s.returncode == 1 and k0s.stdout == b""
+    assert b"a template of ClusterClass default/k0s-class" in k0s.stderr
+    mk8s = text.replace("K0sWorkerConfigTemplate", "MicroK8sConfigTemplate").replace(
+        "bootstrap.cluster.x-k8s.io/v1beta2", "bootstrap.cluster.x-k8s.io/v1beta1"
+    )
+    proc = run_cli([str(SHARED_PROFILE)], mk8s.encode())
+    assert proc.returncode == 1 and b"a microk8s ClusterClass" in proc.stderr

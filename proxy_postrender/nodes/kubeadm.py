@@ -474,6 +474,7 @@ def plan(
     result.commands_key = dialect.commands_key
     if found.env and settings is not None:
         result.notes += dialect.notes
+        check_shared(dialect, found, str(obj.get("kind")))
     recorded = Record.read(obj, ANNOTATION)
     parsed = _parse(recorded, dialect)  # a malformed record is an error in any case
     job = _Job(obj, base, spec_path, dialect, row, settings, found, recorded, result)
@@ -484,6 +485,21 @@ def plan(
     for step in spec_path:
         spec = spec[step]
     return _plan_spec(job, spec, parsed)
+
+
+def check_shared(dialect: Dialect, found: ObjectEnv, kind: str) -> None:
+    """Refuse a template a ClusterClass of the stream names when the class cannot give
+    its clusters their own values for this row (its patch writes the per-cluster file
+    only for rows whose class patches it knows): the template's value-free entries would
+    read a file no patch writes."""
+    if found.shared_by is None or (dialect.class_patches and dialects.FILE_LIST in dialect.writers):
+        return
+    raise InputError(
+        f"this {kind} is a template of {found.shared_by.label}, and the tool cannot give "
+        f"the clusters of a {dialect.name} ClusterClass their own proxy values (no class "
+        "patch for this provider): give each cluster a template of its own outside the "
+        "class, or set spec.nodes.enabled: false for this stream"
+    )
 
 
 def _wanted_in(
