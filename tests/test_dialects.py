@@ -324,3 +324,13 @@ def test_each_env_list_is_a_name_value_list_of_the_crd(
             assert node["items"]["properties"]["value"]["type"] == "string"
             # v1beta2: never an empty list
             assert node.get("minItems") == (1 if version == "v1beta2" else None), version
+
+
+def test_noproxy_explain_says_what_rke2_adds_to_its_own_no_proxy() -> None:
+    stream = GOLDEN / "capi-rke2" / "input.yaml"
+    proc = run_cli(["noproxy", str(SHARED_PROFILE), "--explain", "--stream", str(stream)])
+    assert proc.returncode == 0, proc.stderr
+    cluster = proc.stdout.decode().split("# NO_PROXY for Cluster ")[1]
+    assert "note: RKE2 adds the cluster's pod and service ranges" in cluster
+    workloads = proc.stdout.decode().split("# NO_PROXY for Cluster ")[0]
+    assert "RKE2 adds" not in workloads

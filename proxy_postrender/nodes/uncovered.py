@@ -90,3 +90,22 @@ def unconfigured(found: Bootstraps) -> dict[str, str]:
             name = f"Cluster {key[0] + '/' if key[0] else ''}{key[1]}"
             result[name] = f"the tool does not configure its nodes (they bootstrap from {kinds})"
     return result
+
+
+def provider_notes(found: Bootstraps) -> dict[str, tuple[str, ...]]:
+    """Per Cluster (by label, ``Cluster NS/NAME``), what the rows of the providers its
+    nodes bootstrap from say about NO_PROXY (RKE2 and K3s add the cluster's ranges to
+    their own; k0s adds none), for ``noproxy --explain``."""
+    from proxy_postrender import dialects  # lazy: only noproxy with a stream
+
+    result: dict[str, tuple[str, ...]] = {}
+    for key in found.clusters:
+        said: list[str] = []
+        for ref in found.refs_of(key):
+            rows = [row for (group, kind), row in dialects.BY_KIND.items() if kind == ref.kind]
+            rows = [row for row in rows if ref.group is None or row[1].group == ref.group]
+            said += [n for dialect, _ in rows for n in dialect.notes if "NO_PROXY" in n]
+        if said:
+            name = f"Cluster {key[0] + '/' if key[0] else ''}{key[1]}"
+            result[name] = tuple(dict.fromkeys(said))
+    return result

@@ -90,7 +90,7 @@ def _scopes(
 
     named = settings.named(cluster)
     config = settings.config if named is None else named.profile.no_proxy_config
-    clusters, unconfigured = _clusters(settings.config, segments, namespace)
+    clusters, unconfigured, notes = _clusters(settings.config, segments, namespace)
     found = explain_mod.scopes(
         config,
         clusters,
@@ -99,6 +99,10 @@ def _scopes(
         None if named is None else named.where,
         unconfigured,
     )
+    if notes:  # what the nodes' distribution adds to NO_PROXY itself (RKE2, K3s)
+        from proxy_postrender.structs import replace
+
+        found = [replace(s, notes=(*s.notes, *notes.get(s.label, ()))) for s in found]
     if cluster is None:
         return found
     try:
@@ -136,16 +140,19 @@ def _segments(source: str | None) -> list[Segment]:
 
 def _clusters(
     config: NoProxyConfig, segments: list[Segment], namespace: str | None = None
-) -> tuple[list[ClusterNetwork], dict[str, str]]:
+) -> tuple[list[ClusterNetwork], dict[str, str], dict[str, tuple[str, ...]]]:
     """The networks of the Clusters in the stream (``namespace``: that of the objects
-    without one), and those (by label) none of whose nodes the tool configures."""
+    without one), those (by label) none of whose nodes the tool configures, and what
+    their providers say about NO_PROXY."""
     from proxy_postrender.nodes import uncovered
     from proxy_postrender.noproxy.discovery import discover_stream
 
     if not segments or not config.discover:
-        return [], {}
+        return [], {}, {}
     index = discover_stream(segments, namespace)
-    return list(index.clusters.values()), uncovered.unconfigured(index.bootstraps)
+    found = index.bootstraps
+    clusters = list(index.clusters.values())
+    return clusters, uncovered.unconfigured(found), uncovered.provider_notes(found)
 
 
 def _services(segments: list[Segment], namespace: str | None = None) -> tuple[ServiceRef, ...]:
