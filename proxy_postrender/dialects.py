@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from proxy_postrender.structs import FrozenStruct, field
+from proxy_postrender.structs import FrozenStruct, field, replace
 
 # The level of a kind: where its spec sits among a cluster's objects.
 CONFIG: str = "config"  # one machine's bootstrap config (KubeadmConfig)
@@ -123,8 +123,6 @@ class Dialect(FrozenStruct):
         key = self.commands_by_rules.get(rules_of(api_version))
         if key is None or key == self.commands_key:
             return self
-        from proxy_postrender.structs import replace  # lazy: only k0smotron's v1beta1
-
         return replace(self, commands_key=key)
 
     @property
@@ -231,7 +229,9 @@ EKS: Dialect = Dialect(
     source=_EKS_SOURCE,
 )
 
-EKS_NODEADM: Dialect = Dialect(
+# Amazon Linux 2023's nodeadm: EKS's row with its own kinds and command list
+EKS_NODEADM: Dialect = replace(
+    EKS,
     name="eks-nodeadm",
     kinds=(
         BootstrapKind(
@@ -239,14 +239,7 @@ EKS_NODEADM: Dialect = Dialect(
         ),
         BootstrapKind(_BOOTSTRAP, "NodeadmConfig", CONFIG, ("spec",)),
     ),
-    files_key="files",
     commands_key="preNodeadmCommands",
-    formats=(),
-    os_rule=OS_LINUX,
-    restart=RESTART_CONTAINERD,
-    writers=(FILE_LIST, COMMAND_PREFIX),
-    notes=(_EKS_NOTE,),
-    source=_EKS_SOURCE,
 )
 
 # Talos (siderolabs/cluster-api-bootstrap-provider-talos at
