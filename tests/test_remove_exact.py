@@ -303,3 +303,18 @@ def test_a_changed_profile_keeps_the_inputs_other_line_breaks(text: str) -> None
     out = engine.process(text, REQUEST).text
     assert engine.process(out, changed).text == engine.process(text, changed).text
     assert engine.process(out, REMOVE).text == text
+
+
+@pytest.mark.parametrize("null", ["null", "~", "Null", "NULL", "null  # none yet", "~\n"])
+@pytest.mark.parametrize("kind", ["KubeadmConfigTemplate", "KThreesConfigTemplate"])
+def test_a_null_level_the_tool_filled_comes_back_as_it_was_written(null: str, kind: str) -> None:
+    """``spec: null`` came back as ``spec:`` (the record said only that it was null): the
+    upstream K3s docker quickstart ships one; the record now keeps the spelling."""
+    version = "v1beta1" if kind.startswith("Kubeadm") else "v1beta2"
+    text = (
+        f"apiVersion: bootstrap.cluster.x-k8s.io/{version}\nkind: {kind}\n"
+        f"metadata:\n  name: w\nspec:\n  template:\n    spec: {null}"
+    )
+    out = engine.process(text, REQUEST).text
+    assert out != text
+    assert engine.process(out, REMOVE).text == text

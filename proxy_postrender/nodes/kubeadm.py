@@ -642,20 +642,35 @@ class _Created(FrozenStruct):
 
     path: tuple[str, ...]  # from the object's root
     was: str  # "absent", "null" or "empty"
+    # how a null was written when not the plain way (``spec: null``, ``spec: ~``), so
+    # that removal writes it back so: ``created=PATH:null:SPELLING`` (record.escape)
+    spelled: str | None = None
 
     _SUFFIX = {"absent": "", "null": ":null", "empty": ":{}"}  # noqa: RUF012
 
     def entry(self) -> str:
-        return "created=" + ".".join(self.path) + self._SUFFIX[self.was]
+        entry = "created=" + ".".join(self.path) + self._SUFFIX[self.was]
+        if self.was == "null" and self.spelled is not None:
+            from proxy_postrender import record  # lazy: only a spelled null
+
+            entry += ":" + record.escape(self.spelled)
+        return entry
 
     @classmethod
     def parse(cls, value: str) -> _Created | None:
         text, colon, suffix = value.partition(":")
+        suffix, spelled_colon, spelled = suffix.partition(":")
         was = {"": "absent", "null": "null", "{}": "empty"}.get(suffix)
         steps = tuple(text.split("."))
         if was is None or (colon and not suffix) or not all(steps):
             return None
-        return cls(steps, was)
+        if not spelled_colon:
+            return cls(steps, was)
+        if was != "null":
+            return None
+        from proxy_postrender import record  # lazy: only a spelled null
+
+        return cls(steps, was, record.unescape(spelled))
 
 
 def _gap(obj: Mapping[str, Any], spec_path: tuple[str, ...]) -> _Created | None:
@@ -668,7 +683,9 @@ def _gap(obj: Mapping[str, Any], spec_path: tuple[str, ...]) -> _Created | None:
             return _Created(path, "absent")
         value = node[step]
         if value is None:
-            return _Created(path, "null")
+            from proxy_postrender.yamltext.tree import spelling  # lazy: only a null level
+
+            return _Created(path, "null", spelling(node, step))
         if not isinstance(value, Mapping):
             raise InputError(f"{'.'.join(path)} is not a mapping")
         if not value and depth < len(spec_path):
@@ -776,7 +793,9 @@ def _restore(
     level = (*job.base, *created.path)
     if created.was == "absent":
         return DeleteKey(level)
-    return SetValue(level, None if created.was == "null" else {})
+    if created.was == "null":
+        return SetValue(level, None, created.spelled)
+    return SetValue(level, {})
 
 
 def _named(obj: Mapping[str, Any]) -> str:
