@@ -10,7 +10,8 @@ one :class:`Redactor`, which masks:
   soon as they are known), in each spelling the tool's escapers give them
   (URL-encoded or not; YAML/JSON, systemd, shell and PowerShell quoting, and each
   of those inside another);
-- the user-info of anything shaped like a URL, in any of those quotings;
+- the user-info of anything shaped like a URL, in any of those quotings, and in
+  the spelling of a record entry (:func:`proxy_postrender.record.escape`);
 - PowerShell ``-EncodedCommand`` payloads that carry credentials;
 
 and :meth:`Redactor.message` also escapes control characters, so that a name in a
@@ -36,6 +37,9 @@ _PATTERNS = {
     # in a one-line message, what a parser quotes may be no valid URL at all (a blank in
     # the password): the user-info runs to the last "@" before the next URL on the line
     "message": rf"({_SCHEME})(?:(?!{_SCHEME})[^\n])*@",
+    # the same URL as a record entry spells it (record.escape: ":" "/" "@" as %3A %2F %40,
+    # "%" as %25), e.g. the manifest value a field setter replaced (``field=NAME:was:``)
+    "recorded": r"([A-Za-z][A-Za-z0-9+.-]*%3A%2F%2F)(?:(?!%2F|%3F|%23|%40)[A-Za-z0-9.~+_%-])*%40",
     "encoded": r"(-EncodedCommand\s+)([A-Za-z0-9+/=]+)",
     # the longest run of characters no escaper changes: every spelling of a secret holds it
     "plain": r"[A-Za-z0-9]+",
@@ -170,6 +174,8 @@ class Redactor:
     def redact(self, text: str) -> str:
         """``text`` (a report, a diff, a log entry) with every credential masked."""
         text = _pattern("userinfo").sub(lambda m: m.group(1) + MASK + "@", text)
+        if "%3A%2F%2F" in text:
+            text = _pattern("recorded").sub(lambda m: m.group(1) + MASK + "%40", text)
         if "-EncodedCommand" in text:
             text = _pattern("encoded").sub(self._encoded_command, text)
         return self._known(text)

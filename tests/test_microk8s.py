@@ -9,6 +9,8 @@ refused; a value MicroK8s' bootstrap shell line would change is refused.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from proxy_postrender import dialects, engine
@@ -175,3 +177,28 @@ def test_the_row() -> None:
     }
     assert dict(row.fields)["snapstoreHTTPSProxy"] == "HTTPS_PROXY"
     assert "MicroK8sConfigTemplate" not in dialects.TEMPLATE_KINDS  # no ClusterClass lists
+
+
+@pytest.mark.parametrize("password", ["Zq7xpw", "Zq7x%40%22p%25w", "Zq7x_~+.-!$&'()*,;="])
+def test_diff_masks_the_manifest_password_an_override_recorded(password: str) -> None:
+    """A manifest's own proxy URL that onConflict: override replaced is kept in the
+    record (``field=httpProxy:was:``, record-escaped) so that --remove gives it back:
+    --diff masks its password there as in the value itself."""
+    own = f"http://olduser:{password}@own.example:8080"
+    text = _CONFIG.format(spec=f"  initConfiguration:\n    httpProxy: {json.dumps(own)}")
+    proc = run_cli([str(SHARED_PROFILE), "--on-conflict", "override", "--diff"], text.encode())
+    assert proc.returncode == 1, proc.stderr  # --diff: changes to make
+    shown = proc.stdout.decode() + proc.stderr.decode()
+    assert "field=httpProxy:was:http%3A%2F%2F***%40own.example%3A8080" in shown
+    assert "Zq7x" not in shown
+
+
+@pytest.mark.parametrize("password", ["Zq7xpw", "Zq7x%40%22p%25w", "Zq7x_~+.-!$&'()*,;="])
+def test_the_redactor_masks_a_record_escaped_url(password: str) -> None:
+    from proxy_postrender import record
+    from proxy_postrender.redact import Redactor
+
+    entry = "field=httpProxy:was:" + record.escape(f"http://u:{password}@own.example:8080")
+    masked = Redactor().redact(f"annotation: {entry};field=noProxy")
+    want = "field=httpProxy:was:http%3A%2F%2F***%40own.example%3A8080;field=noProxy"
+    assert masked == f"annotation: {want}"
