@@ -77,6 +77,66 @@ def test_each_cluster_s_nodes_get_their_entry_and_the_rest_the_defaults() -> Non
     assert "10.244.0.0/16" in central["NO_PROXY"].split(",")
 
 
+_K0S_MACHINES = """\
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: Cluster
+metadata: {name: site-a, namespace: fleet}
+spec:
+  clusterNetwork: {pods: {cidrBlocks: [10.11.0.0/16]}, services: {cidrBlocks: [10.12.0.0/16]}}
+---
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: Cluster
+metadata: {name: site-b, namespace: fleet}
+spec:
+  clusterNetwork: {pods: {cidrBlocks: [10.21.0.0/16]}, services: {cidrBlocks: [10.22.0.0/16]}}
+---
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: Machine
+metadata: {name: worker-a, namespace: fleet}
+spec:
+  clusterName: site-a
+  bootstrap:
+    configRef:
+      {apiVersion: bootstrap.cluster.x-k8s.io/v1beta1, kind: K0sWorkerConfig, name: worker-a}
+---
+apiVersion: bootstrap.cluster.x-k8s.io/v1beta1
+kind: K0sWorkerConfig
+metadata: {name: worker-a, namespace: fleet}
+spec:
+  version: v1.32.2+k0s.0
+"""
+_SITE_A_PROFILE = """\
+apiVersion: proxy-postrender.io/v1alpha1
+kind: ProxyProfile
+metadata: {name: fleet}
+spec:
+  httpProxy: http://proxy.corp.example:3128
+  httpsProxy: http://proxy.corp.example:3128
+  noProxy: [internal.corp.example]
+  clusters:
+    - match: {names: [fleet/site-a]}
+      httpProxy: http://proxy.site-a.example:3128
+      httpsProxy: http://proxy.site-a.example:3128
+"""
+
+
+def test_a_machine_s_own_bootstrap_config_gets_its_cluster_s_entry(tmp_path: Path) -> None:
+    """A bootstrap config that a Machine names (k0smotron's samples: a K0sWorkerConfig
+    per Machine) belongs to the Machine's Cluster: in a stream of two Clusters it gets
+    that Cluster's entry and networks, not the defaults without cluster values."""
+    profile = tmp_path / "profile.yaml"
+    profile.write_text(_SITE_A_PROFILE)
+    proc = run_cli([str(profile), "--strict", "--report"], _K0S_MACHINES.encode())
+    assert proc.returncode == 0, proc.stderr
+    config = _by_name(proc.stdout.decode())["worker-a"]
+    drop_in = config["spec"]["files"][0]["content"]
+    assert 'Environment="HTTP_PROXY=http://proxy.site-a.example:3128"' in drop_in
+    assert "10.11.0.0/16,10.12.0.0/16" in drop_in and "10.21.0.0/16" not in drop_in
+    assert "referenced by Machine fleet/worker-a; the settings of spec.clusters[0]" in (
+        proc.stderr.decode()
+    )
+
+
 def test_the_report_says_which_entry_an_object_got() -> None:
     proc = run_cli([str(PROFILE), "--report"], INPUT.encode())
     report = proc.stderr.decode()

@@ -233,6 +233,32 @@ def test_a_machine_pool_is_read_too_and_follows_the_table() -> None:
         assert "MachinePool eks/pool-0: its machines bootstrap from EKSConfig pool-0" in found[0]
 
 
+_MACHINE = """\
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: Machine
+metadata:
+  name: {name}
+  namespace: ck8s
+spec:
+  clusterName: demo
+  bootstrap:
+    configRef:
+      apiGroup: bootstrap.cluster.x-k8s.io
+      kind: {kind}
+      name: {name}
+"""
+
+
+def test_a_machine_of_its_own_is_read_too_and_follows_the_table() -> None:
+    """A Machine outside any MachineDeployment (k0smotron's samples have them) names its
+    bootstrap config itself: an uncovered kind is warned about, a covered one is not."""
+    found = _findings(_MACHINE.format(name="m-0", kind="CK8sConfig"))
+    assert len(found) == 1
+    assert "Machine ck8s/m-0: it bootstraps from CK8sConfig m-0" in found[0]
+    assert "the nodes of Cluster ck8s/demo get no proxy settings from the tool" in found[0]
+    assert _findings(_MACHINE.format(name="m-1", kind="K0sWorkerConfig")) == []
+
+
 def test_kubeadm_streams_get_no_such_warning() -> None:
     for case in ("capi-v1beta1", "capi-v1beta2", "capi-clusterclass", "capi-two-clusters"):
         assert _findings((GOLDEN / case / "input.yaml").read_text()) == []

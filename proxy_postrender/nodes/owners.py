@@ -62,9 +62,10 @@ CODES: tuple[tuple[str, bool, str], ...] = (
 )
 
 # the kinds the engine parses only for this watch (besides the target kinds)
-# (MachineDeployments and MachinePools: the bootstrap kinds they name, nodes/uncovered.py)
+# (MachineDeployments, MachinePools and Machines: the bootstrap kinds they name,
+# nodes/uncovered.py)
 WATCHED_KINDS = frozenset(
-    {"Cluster", "VCDCluster", "VCDClusterTemplate", "MachineDeployment", "MachinePool"}
+    {"Cluster", "VCDCluster", "VCDClusterTemplate", "MachineDeployment", "MachinePool", "Machine"}
 )
 
 _INFRA_GROUP = "infrastructure.cluster.x-k8s.io"

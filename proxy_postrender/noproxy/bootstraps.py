@@ -2,13 +2,13 @@
 
 A cluster's nodes take their bootstrap from the objects that reference it: a
 MachineDeployment's or MachinePool's ``spec.template.spec.bootstrap.configRef``,
-a Cluster's ``spec.controlPlaneRef``, and a ClusterClass's control plane and
-worker bootstrap templates (``ref`` in v1beta1, ``templateRef`` in v1beta2;
-``apiVersion`` or ``apiGroup`` for the group). :class:`Bootstraps` collects
-them per Cluster and per ClusterClass; which kinds the tool configures is
-judged above this layer (:mod:`proxy_postrender.nodes.uncovered`). A control
-plane that runs as pods in the management cluster has no nodes
-(:data:`POD_CONTROL_PLANES`). Pure data in, data out.
+a Machine's ``spec.bootstrap.configRef``, a Cluster's ``spec.controlPlaneRef``,
+and a ClusterClass's control plane and worker bootstrap templates (``ref`` in
+v1beta1, ``templateRef`` in v1beta2; ``apiVersion`` or ``apiGroup`` for the
+group). :class:`Bootstraps` collects them per Cluster and per ClusterClass;
+which kinds the tool configures is judged above this layer
+(:mod:`proxy_postrender.nodes.uncovered`). A control plane that runs as pods in
+the management cluster has no nodes (:data:`POD_CONTROL_PLANES`). Pure data in, data out.
 """
 
 from __future__ import annotations
@@ -140,6 +140,12 @@ class Bootstraps(Struct):
             owner = _text(dig(obj, "spec", "clusterName"))
             config = dig(obj, "spec", "template", "spec", "bootstrap", "configRef")
             found = _ref(config, by, context, "its machines bootstrap from")
+            if owner and found is not None:
+                self._add(self.clusters.setdefault((namespace, owner), []), found)
+        elif kind == "Machine":
+            owner = _text(dig(obj, "spec", "clusterName"))
+            config = dig(obj, "spec", "bootstrap", "configRef")
+            found = _ref(config, by, context, "it bootstraps from")
             if owner and found is not None:
                 self._add(self.clusters.setdefault((namespace, owner), []), found)
         elif kind == "ClusterClass":

@@ -6,8 +6,8 @@ that object is in the stream too) and, through its infrastructure kind, a cloud
 preset. A kubeadm object belongs to the clusters that
 
 1. its ``cluster.x-k8s.io/cluster-name`` label names, else
-2. reference it: a Cluster's ``controlPlaneRef``, a MachineDeployment's or
-   MachinePool's bootstrap ``configRef``, or a ClusterClass (through every
+2. reference it: a Cluster's ``controlPlaneRef``, a MachineDeployment's,
+   MachinePool's or Machine's bootstrap ``configRef``, or a ClusterClass (through every
    Cluster whose topology uses that class), else
 3. share its namespace, when there is exactly one Cluster there (for an
    object without a namespace: when the stream holds exactly one Cluster).
@@ -54,7 +54,8 @@ CLUSTER_NAME_LABEL = "cluster.x-k8s.io/cluster-name"
 # index: the class's own patch selects those of the stream)
 TEMPLATE_KINDS: frozenset[str] = dialects.TEMPLATE_KINDS
 DISCOVERY_KINDS: frozenset[str] = (
-    frozenset({"Cluster", "MachineDeployment", "MachinePool", "ClusterClass"}) | TEMPLATE_KINDS
+    frozenset({"Cluster", "MachineDeployment", "MachinePool", "Machine", "ClusterClass"})
+    | TEMPLATE_KINDS
 )
 
 # a clusterctl/envsubst variable not yet expanded: ${NAME}, ${NAME:=default}, $NAME
@@ -374,6 +375,11 @@ def discover(
         elif _is_capi(obj, "MachineDeployment") or _is_capi(obj, "MachinePool"):
             owner = _text(dig(obj, "spec", "clusterName"))
             ref = _ref(dig(obj, "spec", "template", "spec", "bootstrap", "configRef"), namespace)
+            if owner and ref:
+                machine_sets.append(((namespace, owner), ref, _label(kind, (namespace, name))))
+        elif _is_capi(obj, "Machine"):  # a Machine of its own (k0smotron's samples have them)
+            owner = _text(dig(obj, "spec", "clusterName"))
+            ref = _ref(dig(obj, "spec", "bootstrap", "configRef"), namespace)
             if owner and ref:
                 machine_sets.append(((namespace, owner), ref, _label(kind, (namespace, name))))
         elif _is_capi(obj, "ClusterClass"):
