@@ -10,6 +10,7 @@ refused; a value MicroK8s' bootstrap shell line would change is refused.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -202,3 +203,19 @@ def test_the_redactor_masks_a_record_escaped_url(password: str) -> None:
     masked = Redactor().redact(f"annotation: {entry};field=noProxy")
     want = "field=httpProxy:was:http%3A%2F%2F***%40own.example%3A8080;field=noProxy"
     assert masked == f"annotation: {want}"
+
+
+def test_the_ca_it_cannot_install_is_said_not_dropped_in_silence(tmp_path: Path) -> None:
+    """No MicroK8s field takes a CA: with spec.caBundle (nodes: true by default) the
+    report says the nodes do not get it, as for Talos, instead of nothing."""
+    (tmp_path / "ca.pem").write_bytes((GOLDEN / "ca-nodes" / "corp-ca.pem").read_bytes())
+    profile = tmp_path / "profile.yaml"
+    profile.write_text(
+        SHARED_PROFILE.read_text().rstrip("\n") + "\n  caBundle:\n    file: ca.pem\n"
+    )
+    proc = run_cli(
+        [str(profile), "--report"], (GOLDEN / "capi-microk8s" / "input.yaml").read_bytes()
+    )
+    assert proc.returncode == 0, proc.stderr
+    note = "note: the proxy's CA (spec.caBundle) is not installed on microk8s nodes"
+    assert proc.stderr.decode().count(note) == 2

@@ -96,6 +96,10 @@ def plan(
         if settings.credentials == "secret":
             _refuse_secret(dialect)
         result.notes += dialect.notes
+        if settings.ca_bundle:  # no field takes a CA: said, as for Talos, not dropped silently
+            result.notes.append(
+                f"the proxy's CA (spec.caBundle) is not installed on {dialect.name} nodes"
+            )
         wanted = wanted_fields(dialect, found.env, where)
     gap = kubeadm._gap(obj, spec_path)
     spec: Any = obj
