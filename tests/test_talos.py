@@ -261,5 +261,8 @@ spec:
 def test_a_template_a_clusterclass_names_is_refused_not_given_one_clusters_values() -> None:
     """The clusters of a class have their own NO_PROXY; a patch in the shared template
     would give them all one value: refused (no Talos ClusterClass support yet)."""
-    with pytest.raises(InputError, match=r"TalosConfigTemplate default/workers.*ClusterClass"):
+    with pytest.raises(InputError, match=r"TalosConfigTemplate default/workers.*ClusterClass") as e:
         engine.process(_CLASS, REQUEST)
+    # it names the class and says what to do, as the other rows without a class patch do
+    assert "is a template of ClusterClass default/talos-class" in str(e.value)
+    assert "give each cluster a template of its own outside the class" in str(e.value)

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 from proxy_postrender.dialects import BootstrapKind, Dialect
 from proxy_postrender.errors import InputError
-from proxy_postrender.nodes import quoting
+from proxy_postrender.nodes import kubeadm, quoting
 from proxy_postrender.nodes.kubeadm import ANNOTATION, NodePlan, NodeSettings
 from proxy_postrender.noproxy.environments import ObjectEnv
 from proxy_postrender.objects import Path
@@ -149,11 +149,9 @@ def plan(
     spec = _spec(obj, row.spec_path)
     if settings is not None and found.env:
         _refuse_secrets(settings)
-        if found.shared_by is not None:
-            raise InputError(
-                "this template is a ClusterClass's: the tool does not configure "
-                "Talos nodes through a ClusterClass yet (its clusters' NO_PROXY differ)"
-            )
+        # a ClusterClass's template: refused as for the other rows without a class patch,
+        # naming the class and what to do
+        kubeadm.check_shared(dialect, found, str(obj.get("kind")))
         if spec is None:
             result.skipped = f"no {where} (the CRD requires its generateType: not made up)"
             result.ops += recorded.ops(obj, base, [])
