@@ -112,7 +112,6 @@ def test_field_setter_refuses_a_malformed_entry(entry: str) -> None:
         "  initConfiguration:",  # null: created, and null given back
         "  clusterConfiguration:\n    portCompatibilityRemap: true",  # absent: created
         "  initConfiguration:\n    httpProxy: ~\n    noProxy: null  # none\n    riskLevel: edge",
-        "  initConfiguration:\n    httpsProxy: http://own.example:8080",  # kept (onConflict)
     ],
 )
 def test_round_trip_is_idempotent_and_remove_is_exact(spec: str) -> None:
@@ -121,11 +120,23 @@ def test_round_trip_is_idempotent_and_remove_is_exact(spec: str) -> None:
     assert "proxy-postrender.io/node-bootstrap: field=httpProxy" in out
 
 
+def test_a_spec_with_its_own_proxy_round_trips_unchanged() -> None:
+    out = _round_trip("  initConfiguration:\n    httpsProxy: http://own.example:8080")
+    assert "field=" not in out and "httpsProxy: http://own.example:8080" in out
+
+
 def test_a_manifest_value_is_kept_and_said() -> None:
-    out = _run("  initConfiguration:\n    httpsProxy: http://own.example:8080")
+    """A spec that sets one proxy field itself keeps them all (onConflict: keep): the
+    profile's proxy for the other fields would give its nodes two proxies."""
+    spec = "  initConfiguration:\n    httpsProxy: http://own.example:8080"
+    out = _run(spec)
     assert "httpsProxy: http://own.example:8080" in out
-    assert f"httpProxy: {PROXY}" in out
-    assert "field=httpsProxy" not in out  # not the tool's: --remove leaves it
+    assert f"httpProxy: {PROXY}" not in out and "snapstoreHTTPProxy" not in out
+    assert "field=" not in out  # nothing of the tool's: --remove leaves it
+    proc = run_cli([str(SHARED_PROFILE), "--report"], _CONFIG.format(spec=spec).encode())
+    assert "sets httpsProxy itself: the tool leaves all of its proxy fields" in (
+        proc.stderr.decode()
+    )
 
 
 def test_override_is_given_back_on_remove() -> None:

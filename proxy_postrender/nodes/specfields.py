@@ -110,6 +110,7 @@ def plan(
     if gap is not None:
         return _plan_missing(obj, base, row, recorded, result, spec_path, gap, wanted)
     on_conflict = settings.on_conflict if settings else "keep"
+    wanted = _one_proxy(spec, owned, wanted, on_conflict, where, result)
     fields = writers.plan_fields(spec, (*base, *spec_path), where, owned, wanted, on_conflict)
     result.ops += fields.ops
     result.fields_set = [f"{where}.{name}" for name in fields.set]
@@ -184,3 +185,30 @@ def _restore(
     if created.was == "absent":
         return DeleteKey(level)
     return SetValue(level, None if created.was == "null" else {})
+
+
+def _one_proxy(
+    spec: Mapping[str, Any],
+    owned: Mapping[str, Any],
+    wanted: list[tuple[str, str]],
+    on_conflict: str,
+    where: str,
+    result: NodePlan,
+) -> list[tuple[str, str]]:
+    """Under ``onConflict: keep``, a spec that sets one of the fields itself keeps all of
+    them: setting the others would give its nodes two proxies (the manifest's for one
+    protocol, the profile's for the other). Said in --report; none of the tool's stay."""
+    if on_conflict != "keep":
+        return wanted
+    theirs = [
+        name
+        for name, value in wanted
+        if name not in owned and spec.get(name) is not None and spec.get(name) != value
+    ]
+    if not theirs:
+        return wanted
+    result.notes.append(
+        f"{where} sets {', '.join(theirs)} itself: the tool leaves all of its proxy fields "
+        "to the manifest (onConflict: keep), so that its nodes use one proxy"
+    )
+    return []
