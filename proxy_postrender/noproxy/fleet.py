@@ -9,7 +9,7 @@ choose the same one: anything else is refused, never guessed. Pure data.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from proxy_postrender.errors import InputError
 from proxy_postrender.noproxy.scope import ClusterNetwork
@@ -40,9 +40,15 @@ class ClusterMatch(FrozenStruct):
     names: tuple[str, ...] = ()
     labels: tuple[tuple[str, str], ...] = ()
 
-    def matches(self, namespace: str, name: str, labels: Mapping[str, str]) -> bool:
+    def matches(self, net: ClusterNetwork) -> bool:
+        """Whether the Cluster of ``net`` is one this entry is for (never for ``net`` that
+        is no Cluster's)."""
+        if net.cluster is None:
+            return False
+        namespace, name = net.cluster
         if self.names and not any(_named(given, namespace, name) for given in self.names):
             return False
+        labels = dict(net.labels)
         return all(labels.get(key) == value for key, value in self.labels)
 
     def names_cluster(self, wanted: str) -> bool:
@@ -88,14 +94,7 @@ def _named(given: str, namespace: str, name: str) -> bool:
 def choose(matches: Sequence[ClusterMatch], net: ClusterNetwork) -> int:
     """The index of the first entry that matches the Cluster of ``net`` (DEFAULTS: none,
     or ``net`` is no Cluster's)."""
-    if net.cluster is None:
-        return DEFAULTS
-    namespace, name = net.cluster
-    labels = dict(net.labels)
-    for index, match in enumerate(matches):
-        if match.matches(namespace, name, labels):
-            return index
-    return DEFAULTS
+    return next((i for i, match in enumerate(matches) if match.matches(net)), DEFAULTS)
 
 
 def choose_one(
@@ -139,11 +138,7 @@ def shadowed(
     (``differs[i][j]``: entries i and j give different values)."""
     found = []
     for net in nets:
-        if net.cluster is None:
-            continue
-        namespace, name = net.cluster
-        labels = dict(net.labels)
-        hits = [i for i, m in enumerate(matches) if m.matches(namespace, name, labels)]
+        hits = [i for i, m in enumerate(matches) if m.matches(net)]
         later = [j for j in hits[1:] if differs[hits[0]][j]] if hits else []
         if later:
             found.append(
@@ -164,11 +159,7 @@ def unmatched(
         return []
     found = []
     for index, match in enumerate(matches):
-        if not any(
-            match.matches(net.cluster[0], net.cluster[1], dict(net.labels))
-            for net in clusters
-            if net.cluster is not None
-        ):
+        if not any(match.matches(net) for net in clusters):
             found.append(
                 f"{where[index]} matches none of the {len(clusters)} Clusters of the stream "
                 f"({_why_unmatched(match, clusters)})"
