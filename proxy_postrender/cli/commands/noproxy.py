@@ -24,12 +24,6 @@ if TYPE_CHECKING:
     from proxy_postrender.yamltext.stream import Segment
 
 
-def _no_proxy_config(
-    path: str | None, profile_name: str | None, no_proxy: str | None, redactor: Redactor
-) -> NoProxyConfig:
-    return _settings(path, profile_name, no_proxy, redactor).config
-
-
 class _Settings:
     """The NO_PROXY settings of a profile: the defaults', and each spec.clusters entry's."""
 
