@@ -39,17 +39,24 @@ RESTART_CONTAINERD: str = dialects.RESTART_CONTAINERD
 _RESTARTS: frozenset[str] = frozenset(d.restart for d in dialects.DIALECTS if d.restart)
 
 
+# made on first use (below): every kubeadm object asks for it, a run without one never
+_UNIT_ENV_FILES: dict[str, frozenset[str]] = {}
+
+
 def _unit_env_files() -> frozenset[str]:
     """The distributions' own unit env files (RKE2, K3s: nodes/unitenv.py) of every row,
     and their drop-ins (nodes/unitenv.py is read only when a run needs these)."""
-    from proxy_postrender.nodes import unitenv
+    found = _UNIT_ENV_FILES.get("")
+    if found is None:
+        from proxy_postrender.nodes import unitenv
 
-    return frozenset(
-        path
-        for d in dialects.DIALECTS
-        for env_file in d.env_files.values()
-        for path in (env_file, unitenv.dropin_path(env_file))
-    )
+        found = _UNIT_ENV_FILES[""] = frozenset(
+            path
+            for d in dialects.DIALECTS
+            for env_file in d.env_files.values()
+            for path in (env_file, unitenv.dropin_path(env_file))
+        )
+    return found
 
 
 DEFAULT_ENV_FILE = "/etc/proxy-postrender/proxy.env"
