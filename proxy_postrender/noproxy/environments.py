@@ -100,6 +100,11 @@ class Environments:
         self.config = config
         self.index = index
         self.entries = list(entries)  # spec.clusters, in order
+        # what choosing an entry reads, once: each entry's match, its name, and the first
+        # entry with the same settings
+        self._matches = [entry.match for entry in self.entries]
+        self._named = [entry.where for entry in self.entries]
+        self._same = [i if e.same < 0 else e.same for i, e in enumerate(self.entries)]
         # what the nodes of a cluster no entry matches get (the run's when None)
         self.defaults = defaults or EntryEnv("the defaults", ClusterMatch(), env, config)
         self.workloads_env = env if workloads is None else workloads
@@ -215,10 +220,7 @@ class Environments:
     ) -> ObjectEnv:
         """The variables of an object that configures the nodes of ``networks``' clusters."""
         key = tuple(dict.fromkeys(networks))
-        matches = [entry.match for entry in self.entries]
-        named = [entry.where for entry in self.entries]
-        same = [i if e.same < 0 else e.same for i, e in enumerate(self.entries)]
-        chosen = fleet.choose_one(matches, key, named, same)
+        chosen = fleet.choose_one(self._matches, key, self._named, self._same)
         entry = self.defaults if chosen == fleet.DEFAULTS else self.entries[chosen]
         if (chosen, key, checked) not in self._cache:
             value = self.value(key, entry.config, checked=checked)
