@@ -3,6 +3,8 @@
 ``capi_errors(obj)`` gives the errors of one object ([] when valid) and raises
 LookupError for a kind or version without a schema; ``assert_capi_valid(text)``
 checks every covered object of a YAML stream and returns how many it checked.
+A MachineDeployment's or MachineSet's selector is defaulted first, as Cluster API's
+defaulting webhook does before the apiserver checks the schema.
 Besides the JSON Schema keywords it checks the formats the apiserver checks
 (``byte``, ``date-time``), the ``int32``/``int64`` ranges, and two keywords the
 converter writes: ``x-kubernetes-list-map-keys`` and ``x-unique-by`` (no two
@@ -139,13 +141,36 @@ def _where(error: jsonschema.ValidationError) -> str:
     return out or "."
 
 
+# Kinds whose defaulting webhook fills ``spec.selector.matchLabels`` before the apiserver
+# checks the schema (mutating admission runs before schema validation):
+# core/webhooks/admission/machinedeployment.go and machineset.go, ``Default``, at
+# kubernetes-sigs/cluster-api@ae7ff047db499ac3858ade268ba38db8c9f128bb.
+_SELECTOR_DEFAULTED = frozenset({"MachineDeployment", "MachineSet"})
+
+
+def _admission_defaults(obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` as the schema sees it after Cluster API's defaulting webhooks: a
+    MachineDeployment's or MachineSet's missing (or null) selector gets its labels."""
+    spec = obj.get("spec")
+    if obj.get("kind") not in _SELECTOR_DEFAULTED or not isinstance(spec, dict):
+        return obj
+    selector = spec.get("selector")
+    if selector is not None and not isinstance(selector, dict):
+        return obj
+    selector = dict(selector or {})
+    if selector.get("matchLabels") is None:
+        selector["matchLabels"] = {}
+    return {**obj, "spec": {**spec, "selector": selector}}
+
+
 def capi_errors(obj: Any) -> list[str]:
     """Validation errors of one object ([] when valid); raises LookupError without a schema."""
     key = (obj.get("apiVersion"), obj.get("kind")) if isinstance(obj, dict) else None
     validator = _schemas().get(key) if key else None  # type: ignore[arg-type]
     if validator is None:
         raise LookupError(f"no Cluster API schema for {key}")
-    errors = sorted(validator.iter_errors(_plain(obj)), key=lambda e: list(e.absolute_path))
+    seen = _plain(_admission_defaults(obj))
+    errors = sorted(validator.iter_errors(seen), key=lambda e: list(e.absolute_path))
     return [f"{_where(e)}: {e.message}" for e in errors]
 
 
