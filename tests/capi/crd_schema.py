@@ -394,7 +394,7 @@ def generate(crd_dir: Path, out: Path = SCHEMAS) -> dict[str, str]:
 
 def _title(repo: str, elsewhere: bool) -> str:
     if repo == "kubernetes-sigs/cluster-api":
-        return "# Cluster API core JSON Schemas: source" if elsewhere else "# Cluster API JSON Schemas: source"
+        return f"# Cluster API{' core' if elsewhere else ''} JSON Schemas: source"
     return f"# {repo} JSON Schemas: source"
 
 
