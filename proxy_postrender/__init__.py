@@ -14,13 +14,14 @@ imports have no circle). docs/how-it-works.md draws the data flow.
 5. pods/ — env vars for workloads: planning and selection
 5. nodes/ — Cluster API node bootstrap: kubeadm specs, ClusterClass patches, quoting
 5. fields/ — fields of other kinds set from profile values
-6. request, result — what one run asks, and what it found
-7. resolve — the settings resolver: what each object gets (which profile entry)
-8. planners, generated, verify — the planner table, the objects a run emits, output checks
-9. engine — one run over a stream
-10. profile/ — the ProxyProfile: option tables, validation, loading, the request it makes
-11. cli/ — the console script, subcommands, KRM, Helm and kustomize entry points
-12. __main__ — ``python -m proxy_postrender``
+6. rollout/ — renamed templates and moved references: a change reaches running machines
+7. request, result — what one run asks, and what it found
+8. resolve — the settings resolver: what each object gets (which profile entry)
+9. planners, generated, verify — the planner table, the objects a run emits, output checks
+10. engine — one run over a stream
+11. profile/ — the ProxyProfile: option tables, validation, loading, the request it makes
+12. cli/ — the console script, subcommands, KRM, Helm and kustomize entry points
+13. __main__ — ``python -m proxy_postrender``
 """
 
 __version__ = "0.1.0"

@@ -67,6 +67,9 @@ class BootstrapKind(FrozenStruct):
     # the env lists under the spec that the "env list" writer fills when the profile asks
     # for it (kubeadm's control plane: the static pods' extraEnvs, spec.nodes.staticPods)
     env_lists: tuple[Steps, ...] = ()
+    # the kind reads a rollout time (spec.rollout.after / spec.rolloutAfter) that
+    # spec.nodes.rolloutAfter writes (nodes/rollouttime.py)
+    rollout_after: bool = False
 
     def requires(self, api_version: str) -> frozenset[Steps]:
         return self.required.get(rules_of(api_version), frozenset())
@@ -113,6 +116,11 @@ class Dialect(FrozenStruct):
     # the env file is written with inline values too; False (K3s): in secret mode only,
     # since its installer writes its unit env file itself from the exported variables
     env_file_inline: bool = True
+    # what a change of the control plane's spec does to its machines (rollout/effects.py;
+    # "": nothing, the provider replaces them for other reasons only)
+    control_plane_rollout: str = (
+        "every control-plane machine is replaced (their KubeadmConfigs no longer match the spec)"
+    )
 
     def at(self, api_version: str) -> Dialect:
         """The row as an object of ``api_version`` reads it (its command list).
@@ -164,6 +172,7 @@ KUBEADM: Dialect = Dialect(
                 "v1beta2": frozenset({("spec",)}),
             },
             env_lists=_STATIC_POD_ENVS,
+            rollout_after=True,
         ),
         BootstrapKind(
             _CONTROL_PLANE,
@@ -291,6 +300,11 @@ TALOS: Dialect = Dialect(
     restart="",
     writers=(CONFIG_PATCH,),
     source=_TALOS_SOURCE,
+    # siderolabs/cluster-api-control-plane-provider-talos@97b33e78 controllers/
+    # controlplane.go: controlPlaneConfig.controlplane against the machines' TalosConfigs
+    control_plane_rollout="every control-plane machine is replaced (controlPlaneConfig."
+    "controlplane no longer matches their TalosConfigs), unless spec.rolloutStrategy.type "
+    "is OnDelete",
     patches_key="strategicPatches",
     version_key="talosVersion",
 )
@@ -351,6 +365,9 @@ MICROK8S: Dialect = Dialect(
         "same values",
     ),
     source=_MICROK8S_SOURCE,
+    # canonical/cluster-api-control-plane-provider-microk8s@ade5fcbf controllers/
+    # reconcile.go: machines are replaced for a new Kubernetes minor version only
+    control_plane_rollout="",
 )
 
 # k0smotron (k0sproject/k0smotron at 3897bbe645698acbe9974449bb771e949dedb77e;
@@ -401,6 +418,11 @@ K0SMOTRON: Dialect = Dialect(
         "NO_PROXY (pods, services, cluster domain)",
     ),
     source=_K0S_SOURCE,
+    # k0sproject/k0smotron@3897bbe6 internal/controller/controlplane/helper.go: the
+    # machines' k0s config against spec.k0sConfigSpec (updateStrategy InPlace covers a
+    # version change only)
+    control_plane_rollout="every control-plane machine is replaced (their k0s configs no "
+    "longer match spec.k0sConfigSpec)",
     commands_by_rules={"v1beta1": "preStartCommands", "v1beta2": "preK0sCommands"},
     file_owner=False,
     secret_source="secretRef",
@@ -472,6 +494,10 @@ RKE2: Dialect = Dialect(
     writers=(FILE_LIST, COMMAND_PREFIX),
     notes=(_RANGES_NOTE.format("RKE2"),),
     source=_RKE2_SOURCE,
+    # rancher/cluster-api-provider-rke2@c8a3286a pkg/rke2/machine_filters.go: the machines'
+    # RKE2Config against the spec, with no exemption
+    control_plane_rollout="every control-plane machine is replaced (their RKE2Configs no "
+    "longer match the spec)",
     format_path=("agentConfig", "format"),
     env_files={
         CONTROL_PLANE: _RKE2_SERVER,
@@ -529,6 +555,10 @@ K3S: Dialect = Dialect(
         "/etc/default/k3s(-agent), which its unit reads as well (not the file K3s's docs name)",
     ),
     source=_K3S_SOURCE,
+    # k3s-io/cluster-api-k3s@7ed944f2 pkg/machinefilters/machine_filters.go: the machines'
+    # KThreesConfig against the spec, but for the version
+    control_plane_rollout="every control-plane machine is replaced (their KThreesConfigs "
+    "no longer match the spec)",
     env_files={
         CONTROL_PLANE: _K3S_SERVER,
         CONTROL_PLANE_TEMPLATE: _K3S_SERVER,

@@ -71,9 +71,14 @@ def process(text: str, request: Request) -> Result:
 
 
 def needs_two_passes(request: Request) -> bool:
-    """Whether :func:`run` reads the stream twice (the clusters, or the Services of the
-    ``services`` preset, first)."""
-    return _discovers_clusters(request) or _services_preset(request)
+    """Whether :func:`run` reads the stream twice (the clusters, the Services of the
+    ``services`` preset, or the references of the rollout step first)."""
+    return _discovers_clusters(request) or _services_preset(request) or _follows(request)
+
+
+def _follows(request: Request) -> bool:
+    """Whether the run renames node templates and moves their references (rollout/)."""
+    return request.nodes is not None or request.removing
 
 
 def _discovers_clusters(request: Request) -> bool:
@@ -114,6 +119,16 @@ def run(
     envs = resolve.environments(request, clusters, _workloads_env(segments, request, result))
     resolver = resolve.Resolver(request, envs)
     kinds = request.targets.kinds
+    if _follows(request):
+        from proxy_postrender.rollout import ledger, references  # lazy: start-up
+
+        # the planning of the pass sees the ledger: the names it gives are the main pass's
+        seen = resolver.ledger = ledger.Ledger(
+            request.nodes, request.removing, request.pods.namespace or ""
+        )
+        ledger.scan(segments(), seen, lambda o, b, c: planners.plan(o, b, request, resolver, c))
+        if seen.moves:
+            kinds = kinds | references.REFERRER_KINDS
 
     def consume(outcome: Outcome) -> None:
         out.write(outcome.text)
@@ -152,6 +167,8 @@ def run(
     result.findings += [Finding(g.code, g.message, g.context) for g in envs.gaps()]
     result.findings += [Finding(size.SIZE_CODE, warning) for warning in envs.large.values()]
     result.findings += [Finding(code, message) for code, message in resolver.findings()]
+    if resolver.ledger is not None:
+        result.findings += [Finding(*found) for found in resolver.ledger.findings]
     error = result.strict_error() if request.strict else None
     if error is not None:
         raise error
@@ -318,6 +335,8 @@ def _process_parsed(
                 raise InputError(exc.message, exc.context or context) from None
             if watch is not None and isinstance(plan, NodePlan):
                 watch.node_plan(obj, request.targets.find(obj), plan, context)
+            if resolver.ledger is not None:
+                plan = resolver.ledger.follow(obj, base, plan, context)
             if plan is None:
                 continue
             doc_ops.extend(plan.ops)

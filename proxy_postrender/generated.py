@@ -42,9 +42,9 @@ from proxy_postrender import TYPE_CHECKING
 from proxy_postrender.errors import InputError
 from proxy_postrender.nodes.kubeadm import secret_data
 from proxy_postrender.noproxy.fleet import DEFAULTS
-from proxy_postrender.objects import GENERATED, annotations_of, walk_objects
+from proxy_postrender.objects import GENERATED, annotations_of, is_mapping, walk_objects
 from proxy_postrender.pods.selection import CA_KEY
-from proxy_postrender.result import Earlier, Hook
+from proxy_postrender.result import Earlier, Finding, Hook
 from proxy_postrender.structs import FrozenStruct, replace
 from proxy_postrender.yamltext.read import load_documents
 from proxy_postrender.yamltext.splice import block_lines
@@ -52,6 +52,7 @@ from proxy_postrender.yamltext.splice import block_lines
 if TYPE_CHECKING:
     from typing import Any
 
+    from proxy_postrender.nodes.kubeadm import NodeSettings
     from proxy_postrender.request import Request
     from proxy_postrender.result import Result
     from proxy_postrender.yamltext.spool import Output
@@ -231,7 +232,39 @@ def _node_secrets(result: Result, request: Request) -> list[Made]:
             "use it, or spec.nodes.secretName to pick another name"
         )
         made[key] = Made("Secret", ref.name, ref.namespace, NODE_BOOTSTRAP, body, labels, taken)
+    _same_name_new_content(result, settings, made)
     return list(made.values())
+
+
+def _same_name_new_content(
+    result: Result, settings: NodeSettings, made: Mapping[tuple[str | None, str], Made]
+) -> None:
+    """A node Secret that keeps its name with new content (the Secret a ClusterClass's
+    templates name, or ``spec.nodes.rollout: inPlace``): nothing that reads it changes,
+    and Cluster API compares no Secret's content, so no running machine gets it. (A name
+    by content is another name for another content: never found here.)"""
+    from proxy_postrender.rollout import effects  # lazy: secret mode only
+
+    for found in result.dropped:
+        item = made.get((found.namespace, found.name))
+        if item is None or found.made_by != NODE_BOOTSTRAP or not found.data:
+            continue
+        if found.data == tuple(sorted(item.body["stringData"].items())):
+            continue
+        why = (
+            "set spec.nodes.rollout: rename"
+            if settings.rollout != "rename"
+            else "the templates of a ClusterClass name one Secret for all its clusters: use "
+            "inline credentials for them, or replace the machines"
+        )
+        result.findings.append(
+            Finding(
+                effects.NO_ROLLOUT_CODE,
+                f"the node Secret {found} holds new proxy values under the same name: no "
+                "object that reads it changes, and Cluster API compares no Secret's content, "
+                f"so no running machine gets them; {why}",
+            )
+        )
 
 
 def _per_namespace(result: Result, request: Request) -> list[Made]:
@@ -363,7 +396,17 @@ def earlier(segment: Segment) -> Earlier | None:
     name = str(metadata.get("name") or "")
     namespace = str(namespace) if namespace else None
     ended = not segment.text.endswith("\n")
-    return Earlier(made_by, str(doc["kind"]), namespace, name, unterminated=ended)
+    data = doc.get("stringData")
+    held = tuple(sorted((str(k), str(v)) for k, v in data.items())) if is_mapping(data) else ()
+    return Earlier(made_by, str(doc["kind"]), namespace, name, unterminated=ended, data=held)
+
+
+def _named_as(name: str, secret_name: str) -> bool:
+    """Whether a node Secret named ``name`` is one of ``secret_name``: that name, or that
+    name with the digest of a content (nodes/digest.py)."""
+    from proxy_postrender.nodes import digest  # lazy: secret mode only
+
+    return name == secret_name or digest.is_digested(name, secret_name)
 
 
 def makes(request: Request, found: Earlier) -> bool:
@@ -378,7 +421,7 @@ def makes(request: Request, found: Earlier) -> bool:
             nodes is not None
             and nodes.credentials == "secret"
             and nodes.create_secret
-            and nodes.secret_name in (None, found.name)
+            and (nodes.secret_name is None or _named_as(found.name, nodes.secret_name))
             for nodes in (made.nodes for made in chosen)
         )
     if found.made_by == WORKLOAD_CREDENTIALS:

@@ -24,7 +24,7 @@ from proxy_postrender.noproxy import fleet
 from proxy_postrender.noproxy.environments import NODES, WORKLOADS, ObjectEnv
 from proxy_postrender.objects import Path
 from proxy_postrender.pods import workloads
-from proxy_postrender.structs import FrozenStruct
+from proxy_postrender.structs import FrozenStruct, replace
 
 if TYPE_CHECKING:
     from typing import Any
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from proxy_postrender.plans import Plan
     from proxy_postrender.request import Request
     from proxy_postrender.resolve import ProxySettings, Resolver
+    from proxy_postrender.rollout.ledger import Ledger
     from proxy_postrender.targets import Target
 
 
@@ -108,6 +109,8 @@ def plan(
     if planner.settings(request) is None and not request.removing:
         return None
     chosen = resolver.resolve(obj, planner.scope, context, request)
+    if resolver.ledger is not None and target.planner == targets.KUBEADM:
+        chosen = _with_name(chosen, obj, target, resolver.ledger)
     settings = planner.settings(chosen.request)
     made = planner.plan(obj, base, target, chosen.found, settings)
     if isinstance(made, kubeadm.NodePlan):
@@ -115,6 +118,17 @@ def plan(
     if target.planner == targets.TOPOLOGY and isinstance(made, kubeadm.NodePlan):
         _topology_cluster(made, obj, chosen, request, resolver, context)
     return made
+
+
+def _with_name(
+    chosen: ProxySettings, obj: Mapping[str, Any], target: Target, ledger: Ledger
+) -> ProxySettings:
+    """The settings with the name the rollout step gives the object (rollout/ledger.py),
+    which the planner's record keeps."""
+    renaming, original = ledger.intent(obj, kubeadm.dialect_of(target)[1])
+    if not renaming:
+        return chosen
+    return replace(chosen, found=replace(chosen.found, rename=True, renamed_from=original))
 
 
 def _topology_cluster(

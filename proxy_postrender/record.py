@@ -39,6 +39,9 @@ _FLAGS: Final = frozenset({NULL_ANNOTATIONS, EMPTY_ANNOTATIONS, NULL_METADATA, E
 # ``_``, other characters than letters, digits and ``.~+-`` as ``%XX`` or ``%uXXXXXX``:
 # the record stays a plain scalar), so that it comes back byte for byte.
 SPELLING: Final = ":"
+# The entry that keeps the name an object had before the tool renamed it (rollout/):
+# ``name=NAME``, kept by every planner as long as its record has entries of its own.
+NAME_ENTRY: Final = "name="
 _KEPT: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.~+-")
 
 
@@ -118,6 +121,7 @@ class Record(Struct):
     flags: set[str] = field(default_factory=set)
     spellings: dict[str, str] = field(default_factory=dict)  # flag -> the input's text
     current: str | None = None  # the annotation's value as found
+    renamed_from: str | None = None  # the object's name before the tool renamed it
 
     @classmethod
     def read(cls, obj: Mapping[str, Any], key: str) -> Record:
@@ -137,6 +141,8 @@ class Record(Struct):
                     record.flags.add(flag)
                     if spelled is not None:
                         record.spellings[flag] = spelled
+                elif part.startswith(NAME_ENTRY):
+                    record.renamed_from = part[len(NAME_ENTRY) :]
                 else:
                     record.entries.append(part)
         if "metadata" in obj and not metadata:
@@ -156,7 +162,8 @@ class Record(Struct):
     def value(self, entries: list[str]) -> str:
         """The annotation value for ``entries``; empty when there are none (flags alone drop)."""
         flags = sorted(with_spelling(f, self.spellings.get(f)) for f in self.flags)
-        return ";".join(entries + flags) if entries else ""
+        named = [NAME_ENTRY + self.renamed_from] if self.renamed_from else []
+        return ";".join(entries + named + flags) if entries else ""
 
     def ops(self, obj: Mapping[str, Any], base: Path, entries: list[str]) -> list[Op]:
         """Operations that make the annotation say ``entries``."""

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from proxy_postrender.errors import DocumentContext
     from proxy_postrender.noproxy.discovery import ClusterIndex
     from proxy_postrender.noproxy.environments import Env
+    from proxy_postrender.rollout.ledger import Ledger
 
 
 class ProxySettings(FrozenStruct):
@@ -77,6 +78,8 @@ class Resolver:
     def __init__(self, request: Request, envs: Environments) -> None:
         self.request = request
         self.envs = envs
+        # the rollout pass's findings (rollout/ledger.py): which node objects are renamed
+        self.ledger: Ledger | None = None
 
     def resolve(
         self,

@@ -8,6 +8,7 @@ from proxy_postrender.errors import DocumentContext, InputError
 from proxy_postrender.nodes import owners, uncovered
 from proxy_postrender.noproxy import coverage, fleet, services, size
 from proxy_postrender.plans import Env, Plan, SecretRef
+from proxy_postrender.rollout import effects
 from proxy_postrender.structs import FrozenStruct, Struct, field
 
 
@@ -30,6 +31,7 @@ CODES: Mapping[str, Code] = {
         *size.CODES,
         *fleet.CODES,
         *uncovered.CODES,
+        *effects.CODES,
     )
 }
 
@@ -64,6 +66,7 @@ class Earlier(FrozenStruct):
     name: str
     # without a final newline: it ends the stream, and the newline before it is the tool's
     unterminated: bool = False
+    data: tuple[tuple[str, str], ...] = ()  # a Secret's stringData, as it was
 
     def __str__(self) -> str:
         return f"{self.kind} {self.namespace + '/' if self.namespace else ''}{self.name}"

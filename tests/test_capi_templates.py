@@ -4,6 +4,7 @@ cluster and its exact removal from a stream without a final newline."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -122,7 +123,9 @@ spec:
 def test_secret_mode_makes_one_secret_per_cluster() -> None:
     # neither object has a cluster-name label: the Cluster they serve names the Secret
     out = _run(CLUSTER, profile=SECRET_PROFILE)
-    assert out.count("name: c1-systemd-proxy\n") == 7  # 3 files in each object, the Secret
+    # the name carries the digest of the Secret's content (rollout/, nodes/digest.py)
+    names = re.findall(r"name: (c1-systemd-proxy-[0-9a-f]{10})\n", out)
+    assert len(names) == 7 and len(set(names)) == 1  # 3 files in each object, the Secret
     assert out.count("\nkind: Secret\n") == 1
     secret = out.split("\nkind: Secret\n")[1]
     assert "  namespace: ns1\n" in secret and "cluster.x-k8s.io/cluster-name: c1" in secret

@@ -567,6 +567,8 @@ def test_the_golden_cases_that_cannot_be_broken_are_known() -> None:
         ("capi-owner-caren", False),  # external patches only
         ("capi-owner-caren", True),
         ("capi-clusterclass", True),  # literal lists, extended in place: nothing to move
+        ("rollout-clusterclass", False),  # its ClusterClass has no patches of its own
+        ("rollout-clusterclass", True),
     }
 
 

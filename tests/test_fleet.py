@@ -4,6 +4,7 @@ which proxy, what the workloads get with --cluster, and what is reported or refu
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -126,8 +127,11 @@ def test_a_machine_s_own_bootstrap_config_gets_its_cluster_s_entry(tmp_path: Pat
     that Cluster's entry and networks, not the defaults without cluster values."""
     profile = tmp_path / "profile.yaml"
     profile.write_text(_SITE_A_PROFILE)
-    proc = run_cli([str(profile), "--strict", "--report"], _K0S_MACHINES.encode())
+    proc = run_cli([str(profile), "--report"], _K0S_MACHINES.encode())
     assert proc.returncode == 0, proc.stderr
+    # the one coded warning: a Machine's own config bootstraps it once (rollout/effects.py)
+    codes = set(re.findall(r"\[([a-z]+/[a-z-]+)\]", proc.stderr.decode()))
+    assert codes == {"nodes/no-rollout"}
     config = _by_name(proc.stdout.decode())["worker-a"]
     drop_in = config["spec"]["files"][0]["content"]
     assert 'Environment="HTTP_PROXY=http://proxy.site-a.example:3128"' in drop_in
@@ -305,11 +309,14 @@ def test_per_cluster_secret_name_and_ca(tmp_path: Path) -> None:
     proc = run_cli([str(path)], INPUT.encode())
     assert proc.returncode == 0, proc.stderr
     docs = _docs(proc.stdout.decode())
-    secrets = {d["metadata"]["name"] for d in docs if d.get("kind") == "Secret"}
+    # each name with the digest of the Secret's content (rollout/, nodes/digest.py)
+    secrets = {d["metadata"]["name"][:-11] for d in docs if d.get("kind") == "Secret"}
     assert secrets == {"munich-proxy", "paris-proxy", "corp-proxy"}
     out = {d["metadata"]["name"]: d for d in docs}
     files = out["edge-1-control-plane"]["spec"]["kubeadmConfigSpec"]["files"]
-    assert {f["contentFrom"]["secret"]["name"] for f in files if "contentFrom" in f} == {
+    read = {f["contentFrom"]["secret"]["name"] for f in files if "contentFrom" in f}
+    assert len(read) == 1 and read.pop() in {d["metadata"]["name"] for d in docs}
+    assert {f["contentFrom"]["secret"]["name"][:-11] for f in files if "contentFrom" in f} == {
         "munich-proxy"
     }
     assert any(f["path"].endswith("proxy-ca.crt") for f in files)

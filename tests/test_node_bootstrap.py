@@ -149,7 +149,7 @@ def test_a_file_the_manifest_writes_at_the_same_path_is_kept() -> None:
     text = CAPI.decode().replace("/etc/provider/setup.sh", NODES.containerd_dropin)
     result = engine.process(text, Request(env=ENV_A, nodes=NODES))
     kcp = next(o for o in result.objects if o.context.kind == "KubeadmControlPlane")
-    assert kcp.plan.describe()[-1] == f"    kept (set by the manifest): {NODES.containerd_dropin}"
+    assert f"    kept (set by the manifest): {NODES.containerd_dropin}" in kcp.plan.describe()
     spec = _specs(result.text)[0]
     assert [f["path"] for f in spec["files"]] == [NODES.containerd_dropin]
     assert 'echo "configured by the provider"' in spec["files"][0]["content"]
@@ -441,10 +441,17 @@ def test_switching_nodes_off_keeps_the_secret_the_manifests_still_reference(tmp_
 
 def test_a_secret_of_the_same_name_in_the_stream_is_an_error(tmp_path: Any) -> None:
     own = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: c1-systemd-proxy\n  namespace: ns1\n"
-    proc = run_cli(
-        [_profile(tmp_path, "    credentials: secret\n")], (own + "---\n" + KCT).encode()
-    )
+    fixed = _profile(tmp_path, "    credentials: secret\n    rollout: inPlace\n")
+    proc = run_cli([fixed], (own + "---\n" + KCT).encode())
     assert proc.returncode == 1 and b"already holds a Secret ns1/c1-systemd-proxy" in proc.stderr
+    # with names by content (the default), the name the tool would emit
+    digested = _profile(tmp_path, "    credentials: secret\n")
+    made = run_cli([digested], KCT.encode()).stdout.decode().split("kind: Secret\n")[1]
+    name = made.split("name: ")[1].split("\n")[0]
+    assert name.startswith("c1-systemd-proxy-")
+    taken = own.replace("c1-systemd-proxy", name)
+    proc = run_cli([digested], (taken + "---\n" + KCT).encode())
+    assert proc.returncode == 1 and f"already holds a Secret ns1/{name}".encode() in proc.stderr
     reuse = _profile(tmp_path, "    credentials: secret\n    createSecret: false\n")
     proc = run_cli([reuse], (own + "---\n" + KCT).encode())
     assert proc.returncode == 0 and proc.stdout.count(b"kind: Secret") == 1

@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from proxy_postrender.errors import InputError
+from proxy_postrender.nodes import kubeadm
 from proxy_postrender.noproxy import advice, clients, discovery, scope, syntax
 from proxy_postrender.noproxy.scope import ClusterNetwork, NoProxyConfig
 from proxy_postrender.yamltext import libyaml
@@ -610,7 +611,11 @@ def test_two_clusters_get_two_no_proxy_values_in_the_output() -> None:
         elif isinstance(doc, dict) and doc["kind"].startswith("Kubeadm"):
             if doc["metadata"]["name"] == "quick-start-control-plane":
                 continue  # a ClusterClass's: no cluster's values (checked below)
-            values[doc["metadata"]["name"]] = _export_value(doc).split(",")
+            # a renamed template by the name it had (its record keeps it: rollout/)
+            record = doc["metadata"].get("annotations", {}).get(kubeadm.ANNOTATION, "")
+            named = re.search(r"(?:^|;)name=([^;]+)", record)
+            name = named.group(1) if named else doc["metadata"]["name"]
+            values[name] = _export_value(doc).split(",")
     alpha, beta = values["alpha-control-plane"], values["beta-control-plane"]
     assert values["alpha-md-0"] == alpha
     assert {

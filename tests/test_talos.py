@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import doctest
 import io
+import re
 from typing import Any
 
 import pytest
@@ -194,13 +195,24 @@ spec:
 def test_a_changed_patch_in_an_immutable_spec_is_refused(kind: str) -> None:
     if kind == "TalosConfig":
         out = engine.process(_TALOS_CONFIG, REQUEST).text
-    else:  # with its Cluster and MachineDeployment: the NO_PROXY it was written with
-        workers = ("Cluster", "MachineDeployment", "TalosConfigTemplate")
+    else:  # with its Cluster (the NO_PROXY it was written with), without what uses it
+        workers = ("Cluster", "TalosConfigTemplate")
         out = _only((GOLDEN / "capi-talos" / "expected.yaml").read_text(), *workers)
     assert len(_patches(out)[kind]) == 1
     assert engine.process(out, REQUEST).text == out  # the same values: no change, allowed
     with pytest.raises(InputError, match=rf"a {kind} spec is immutable"):
         engine.process(out, _moved())
+
+
+def test_a_changed_patch_renames_a_template_whose_machine_deployment_is_there() -> None:
+    """Issue 30 item 5: with its MachineDeployment in the stream, a new proxy is a new
+    template (a new name, the reference moved): no immutable spec changes."""
+    workers = ("Cluster", "MachineDeployment", "TalosConfigTemplate")
+    out = _only((GOLDEN / "capi-talos" / "expected.yaml").read_text(), *workers)
+    moved = engine.process(out, _moved()).text
+    names = re.findall(r"name: (talos-workers-[0-9a-f]{10})", moved)
+    assert len(names) == 2 and len(set(names)) == 1  # the template and the reference
+    assert names[0] not in out and "name=talos-workers" in moved
 
 
 def test_a_first_injection_into_a_template_is_allowed() -> None:

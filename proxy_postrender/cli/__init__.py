@@ -10,6 +10,6 @@
   starting the filter; ``commands``: the click commands, one module per subcommand.
 
 May import: structs, errors, redact, objects, dialects, yamltext, noproxy, targets, record,
-plans, pods, nodes, fields, request, result, resolve, planners, generated, verify, engine,
-profile.
+plans, pods, nodes, fields, rollout, request, result, resolve, planners, generated, verify,
+engine, profile.
 """

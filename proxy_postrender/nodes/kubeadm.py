@@ -98,6 +98,9 @@ class NodeSettings(FrozenStruct):
     # "exports": kubeadm copies the exports into the static pods; "extraEnvs": the control
     # plane's extraEnvs carry them too (nodes/staticpods.py)
     static_pods: str = "exports"
+    # "rename": templates others refer to are renamed by content (rollout/); "inPlace"
+    rollout: str = "rename"
+    rollout_after: str | None = None  # spec.nodes.rolloutAfter (nodes/rollouttime.py)
 
 
 def secret_ref(obj: Mapping[str, Any], settings: NodeSettings) -> SecretRef:
@@ -168,6 +171,9 @@ class NodePlan(Plan):
     no_proxy_from: tuple[str, ...] = ()  # the clusters whose networks NO_PROXY holds
     matched: str | None = None  # how the object was matched to them (or why not)
     windows: bool = False  # the spec configures Windows nodes (nodes/nodeos.py)
+    # what the tool's entries hold (files, commands, patch text, field values, env list
+    # entries), in the order the writers were given them: what nodes/digest.py digests
+    owned: list[Any] = field(default_factory=list)
 
     def summary(self) -> str:
         return "node bootstrap"
@@ -387,6 +393,8 @@ def _parse(recorded: Record, dialect: Dialect) -> _Parsed:
             created = found
         elif key.startswith("env") and _is_static_pods_entry(key):
             continue  # the static pods' env lists: nodes/staticpods.py reads them
+        elif key == "after":
+            continue  # the rollout time: nodes/rollouttime.py reads it
         else:
             raise InputError(f"annotation {ANNOTATION} is malformed near {entry!r}")
     return files, commands, empty, created
@@ -396,6 +404,15 @@ def _is_static_pods_entry(key: str) -> bool:
     from proxy_postrender.nodes import staticpods  # lazy: start-up
 
     return staticpods.is_entry(key)
+
+
+def node_record(obj: Mapping[str, Any], found: ObjectEnv) -> Record:
+    """The node record of an object, with the name it had before a rename as the rollout
+    step decided it (rollout/ledger.py), when it did."""
+    recorded = Record.read(obj, ANNOTATION)
+    if found.rename:
+        recorded.renamed_from = found.renamed_from
+    return recorded
 
 
 def dialect_of(target: Target) -> tuple[Dialect, BootstrapKind]:
@@ -439,7 +456,13 @@ class _Job(Struct):
         settings, env = self.settings, self.found.env
         if not (settings and env and settings.credentials == "secret"):
             return None
-        secret = self.result.secret = _secret_for(self.obj, settings, self.found)
+        secret = _secret_for(self.obj, settings, self.found)
+        if settings.rollout == "rename" and settings.create_secret and not self.found.shared_by:
+            from proxy_postrender.nodes import digest  # lazy: secret mode only
+
+            name = digest.secret_name(secret.name, secret_data(settings, env))
+            secret = SecretRef(name, secret.namespace, secret.cluster)
+        self.result.secret = secret
         self.result.secret_env = env
         self.result.secret_fallback = self.found.shared_by is not None
         return secret
@@ -482,7 +505,7 @@ def plan(
     if found.env and settings is not None:
         result.notes += dialect.notes
         check_shared(dialect, found, str(obj.get("kind")))
-    recorded = Record.read(obj, ANNOTATION)
+    recorded = node_record(obj, found)
     parsed = _parse(recorded, dialect)  # a malformed record is an error in any case
     job = _Job(obj, base, spec_path, dialect, row, settings, found, recorded, result)
     gap = _gap(obj, spec_path)
@@ -532,7 +555,9 @@ def _wanted_in(
         result.skipped = "Windows node template: secret mode covers Linux nodes only"
     else:
         command = quoting.powershell_machine_env(env)
-        return [], [quoting.gate(command, f"a {job.dialect.commands_key} entry")]
+        commands = [quoting.gate(command, f"a {job.dialect.commands_key} entry")]
+        result.owned.append(commands)
+        return [], commands
     return [], []
 
 
@@ -542,8 +567,11 @@ def _linux_wanted(job: _Job, spec: Mapping[str, Any]) -> tuple[list[dict[str, An
     if job.dialect.name == dialects.K0SMOTRON.name:
         from proxy_postrender.nodes import k0s  # lazy: only k0smotron's objects
 
-        return k0s.adapt(spec, job.where, job.wanted())
-    return job.wanted()
+        wanted = k0s.adapt(spec, job.where, job.wanted())
+    else:
+        wanted = job.wanted()
+    job.result.owned += wanted
+    return wanted
 
 
 def _plan_spec(job: _Job, spec: Mapping[str, Any], parsed: _Parsed) -> NodePlan:
@@ -600,8 +628,26 @@ def _plan_spec(job: _Job, spec: Mapping[str, Any], parsed: _Parsed) -> NodePlan:
     if entries and created is not None:
         entries.append(created.entry())
     entries += _static_pods(job, spec, spec_full_path)
+    entries += _rollout_after(job, owns=bool(entries))
     result.ops += job.recorded.ops(job.obj, job.base, entries)
     return result
+
+
+def _rollout_after(job: _Job, *, owns: bool) -> list[str]:
+    """The rollout time of a kind that reads one (spec.nodes.rolloutAfter), while the
+    tool ``owns`` other entries of the object: its operations go on the plan, its record
+    entry is returned."""
+    if not job.row.rollout_after:
+        return []
+    from proxy_postrender.nodes import rollouttime as after  # lazy: control planes only
+
+    settings = job.settings
+    wanted = settings.rollout_after if settings is not None and owns else None
+    made = after.plan(job.obj, job.base, wanted, after.recorded(job.recorded.entries))
+    job.result.ops += made.ops
+    if made.line is not None:
+        job.result.notes.append(made.line)
+    return [made.entry] if made.entry is not None else []
 
 
 def _version(obj: Mapping[str, Any]) -> Any:
@@ -626,7 +672,7 @@ def _static_pods(job: _Job, spec: Mapping[str, Any], spec_path: Path) -> list[st
             and (settings.credentials == "secret" or settings.forbid_inline_password),
             settings.on_conflict,
         )
-    ops, entries, lines = staticpods.plan(
+    ops, entries, lines, wanted = staticpods.plan(
         spec,
         spec_path,
         job.where,
@@ -640,6 +686,8 @@ def _static_pods(job: _Job, spec: Mapping[str, Any], spec_path: Path) -> list[st
     )
     job.result.ops += ops
     job.result.notes += lines
+    if entries:
+        job.result.owned.append(wanted)
     return entries
 
 

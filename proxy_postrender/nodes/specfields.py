@@ -89,7 +89,7 @@ def plan(
     spec_path = tuple(str(step) for step in target.paths[0])
     where = ".".join(spec_path)
     result = NodePlan.for_env(found)
-    recorded = Record.read(obj, kubeadm.ANNOTATION)
+    recorded = kubeadm.node_record(obj, found)
     owned, created = _parse(recorded)
     wanted: list[tuple[str, str]] = []
     if found.env and settings is not None:
@@ -101,6 +101,7 @@ def plan(
                 f"the proxy's CA (spec.caBundle) is not installed on {dialect.name} nodes"
             )
         wanted = wanted_fields(dialect, found.env, where)
+        result.owned.append(wanted)
     gap = kubeadm._gap(obj, spec_path)
     spec: Any = obj
     for step in spec_path if gap is None else ():

@@ -135,10 +135,11 @@ def plan(
     *,
     windows: bool = False,
     version: Any = None,
-) -> tuple[list[Op], list[str], list[str]]:
+) -> tuple[list[Op], list[str], list[str], list[dict[str, str]]]:
     """The operations on the env lists of ``row`` in ``spec`` (at ``spec_path``), the
-    record entries that say what the tool owns there afterwards, and lines for the
-    report. Nothing for a kind without env lists (a recorded entry there is malformed).
+    record entries that say what the tool owns there afterwards, lines for the report,
+    and the entries each list is given. Nothing for a kind without env lists (a recorded
+    entry there is malformed).
     ``version``: the object's Kubernetes version when it says one (spec.version of a
     KubeadmControlPlane)."""
     places = row.env_lists
@@ -148,7 +149,7 @@ def plan(
     if wanted:
         check_version(version, kind)
     if not places or (not wanted and not owned and not created):
-        return [], [], []
+        return [], [], [], wanted
     on_conflict = ask.on_conflict if ask else "keep"
     result = writers.plan_env_lists(
         spec, spec_path, places, where, owned, created, wanted, on_conflict
@@ -165,4 +166,4 @@ def plan(
         components = [place[-2] for place in places if place in result.owned]
         lines.append(f"static pods: {EXTRA_ENVS} of {', '.join(components)}")
     lines += [f"kept (set by the manifest): {kept}" for kept in result.kept]
-    return result.ops, record_entries, lines
+    return result.ops, record_entries, lines, wanted

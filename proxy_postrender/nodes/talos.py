@@ -142,7 +142,7 @@ def plan(
     """The plan of a Talos object (``settings`` None: take the tool's patch out)."""
     result = NodePlan.for_env(found)
     result.commands_key = dialect.patches_key
-    recorded = Record.read(obj, ANNOTATION)
+    recorded = kubeadm.node_record(obj, found)
     digest, empty = _parse(recorded, dialect.patches_key)
     where = ".".join(row.spec_path)
     wanted = None
@@ -158,12 +158,17 @@ def plan(
             return result
         version = version_of(spec, dialect.version_key, where)
         wanted = patch_text(found.env, version)
+        result.owned.append(wanted)
         result.notes.append(_form_note(version, where, dialect.version_key))
         if settings.ca_bundle:
             result.notes.append("the proxy's CA (spec.caBundle) is not installed on Talos nodes")
     if spec is None:
         return result
-    return _write(obj, base, row, dialect, spec, (digest, empty), wanted, result)
+    renamed = found.rename and found.renamed_from is not None  # a new object: not a change
+    immutable = row.immutable and not renamed
+    return _write(
+        obj, base, row, dialect, spec, (digest, empty), wanted, (result, recorded, immutable)
+    )
 
 
 def _write(
@@ -174,10 +179,13 @@ def _write(
     spec: Mapping[str, Any],
     parsed: tuple[str | None, bool],
     wanted: str | None,
-    result: NodePlan,
+    state: tuple[NodePlan, Record, bool],
 ) -> NodePlan:
+    """``state``: the plan so far, the object's record, and whether its spec may not
+    change (an immutable kind that keeps its name)."""
     from proxy_postrender.nodes import writers  # lazy: start-up
 
+    result, recorded, immutable = state
     digest, empty = parsed
     key, where = dialect.patches_key, ".".join(row.spec_path)
     empty = empty or (key in spec and spec.get(key) == [])
@@ -191,17 +199,18 @@ def _write(
         restore_empty=empty,
         record=ANNOTATION,
     )
-    if patch.replaced and row.immutable:
+    if patch.replaced and immutable:
         raise InputError(
             f"{where}.{key} holds the tool's proxy patch with other values, "
             f"and a {obj.get('kind')} spec is immutable (the API server rejects the change): "
-            "write the new settings into a copy of a new name, and point its users at it"
+            "render it together with the MachineDeployment (MachinePool, ClusterClass) that "
+            "uses it, so that the tool renames it and moves the reference"
         )
     result.ops += patch.ops
     entries = [] if patch.digest is None else [f"patch={patch.digest}"]
     if entries and empty:
         entries.append(f"empty={key}")
-    result.ops += Record.read(obj, ANNOTATION).ops(obj, base, entries)
+    result.ops += recorded.ops(obj, base, entries)
     if wanted is not None:
         result.notes.append(f"{where}.{key}: the proxy patch is the tool's (last entry)")
     return result

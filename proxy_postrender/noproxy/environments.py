@@ -50,6 +50,11 @@ class ObjectEnv(FrozenStruct):
     # whose settings the object gets: None, the run's (the workloads'); fleet.DEFAULTS,
     # the profile's defaults; else the index of the spec.clusters entry
     entry: int | None = None
+    # the rollout step (rollout/) decides the object's name: ``rename`` True, and the name
+    # its record keeps as the one before the tool renamed it (None: not renamed); False:
+    # the record keeps what it says
+    rename: bool = False
+    renamed_from: str | None = None
 
 
 def with_no_proxy(env: Env, value: str) -> Env:

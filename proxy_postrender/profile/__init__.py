@@ -14,5 +14,6 @@
 - ``fleet``: the per-cluster entries (``spec.clusters``), each a whole profile.
 
 May import: structs, errors, redact, objects, dialects, yamltext, noproxy, targets, record,
-plans, pods, nodes, fields, request, result, resolve, planners, generated, verify, engine.
+plans, pods, nodes, fields, rollout, request, result, resolve, planners, generated, verify,
+engine.
 """

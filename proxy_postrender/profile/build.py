@@ -58,6 +58,8 @@ def nodes(values: dict[str, Any]) -> NodeSettings | None:
         windows=values["windows"],
         layout=values["layout"],
         static_pods=values["staticPods"],
+        rollout=values["rollout"],
+        rollout_after=values["rolloutAfter"],
     )
 
 

@@ -39,6 +39,7 @@ DNS_NAME = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 PLAIN_PATH = r"^/[A-Za-z0-9._/@+-]+$"
 ENV_NAME = r"^[-._a-zA-Z][-._a-zA-Z0-9]*$"  # a container's variable (Kubernetes' rule)
 VARIABLE = r"^[A-Za-z_][A-Za-z0-9_]*$"  # a variable of the tool's environment
+TIMESTAMP = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"  # metav1.Time's form
 
 MESSAGES: Mapping[str, str] = {
     "mapping": "{where}: must be a mapping",
@@ -66,6 +67,7 @@ MESSAGES: Mapping[str, str] = {
     "path": "{where}: must be an absolute path of plain characters",
     "node-path": "{where}: must be an absolute path of plain characters",
     "drop-in": "{where}: must be an absolute path of plain characters",
+    "timestamp": "{where}: must be a time in UTC as Kubernetes writes one (2026-01-31T08:00:00Z)",
     "drop-in.form": "{where}: a drop-in is a UNIT.d/NAME.conf file",
     "file": "{where}: must be a path",
     "pem": "{where}: must be PEM text",
@@ -332,6 +334,22 @@ def _variable(option: Option, value: Any, where: str, ctx: Context) -> str:
     return found
 
 
+def _timestamp(option: Option, value: Any, where: str, ctx: Context) -> str:
+    """A time as Kubernetes writes one (``2026-11-27T10:00:00Z``); YAML reads one unquoted
+    as a date and time, which is written back in that form when it is in UTC."""
+    import datetime  # lazy: only profiles with a timestamp
+
+    if isinstance(value, datetime.datetime) and value.utcoffset() == datetime.timedelta(0):
+        value = value.strftime("%Y-%m-%dT%H:%M:%SZ")
+    if not isinstance(value, str) or not re.match(TIMESTAMP, value):
+        fail(option.messages, "timestamp", where)
+    try:
+        datetime.datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ")
+    except ValueError:
+        fail(option.messages, "timestamp", where)
+    return value
+
+
 def _object_name(option: Option, value: Any, where: str, ctx: Context) -> str:
     limit = option.kind.limit
     if (
@@ -396,6 +414,7 @@ _CHECKS: Mapping[str, Check] = {
     "env-names": _env_names,
     "variable": _variable,
     "object-name": _object_name,
+    "timestamp": _timestamp,
     "mapping": _mapping,
     "mappings": _mappings,
     "rules": _rules,

@@ -107,6 +107,7 @@ PEM = Kind("pem")  # PEM text
 ENV_NAME = Kind("env-name")  # the name of a container's environment variable
 ENV_NAMES = Kind("env-names")  # a list of them
 VARIABLE = Kind("variable")  # a variable of the tool's environment, which must be set
+TIMESTAMP = Kind("timestamp")  # an RFC 3339 time in UTC, as Kubernetes writes one
 JSONPATH = Kind("jsonpath")  # one place in an object (spec.targets; parsed by _targets)
 
 

@@ -44,6 +44,7 @@ _WORDS = {
     "env-name": "variable name",
     "variable": "name of a variable of the tool's environment (must be set)",
     "object-name": "Kubernetes object name",
+    "timestamp": "time in UTC, `YYYY-MM-DDTHH:MM:SSZ`",
     "jsonpath": "JSONPath",
 }
 _ENTRIES: dict[tuple[str, ...], str] = {

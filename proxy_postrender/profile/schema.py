@@ -219,6 +219,7 @@ def _kind(option: Option, expanded: bool) -> dict[str, Any]:
         "drop-in": DROP_IN,
         "env-name": check.ENV_NAME,
         "variable": check.VARIABLE,
+        "timestamp": check.TIMESTAMP,
         "jsonpath": JSONPATH,
     }
     if name in patterns:

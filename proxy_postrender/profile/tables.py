@@ -34,6 +34,7 @@ from proxy_postrender.profile.options import (
     PROXY_URL,
     STRING,
     STRINGS,
+    TIMESTAMP,
     VARIABLE,
     Option,
     addresses,
@@ -182,6 +183,26 @@ NODES = section(
         "secret mode) ([cluster-api.md](cluster-api.md#static-pods-extraenvs)).",
         "exports",
         "check",
+    ),
+    Option(
+        "rollout",
+        choice("rename", "inPlace"),
+        "How a change reaches running machines ([cluster-api.md](cluster-api.md#changing-the-"
+        "proxy-of-running-clusters)). `rename`: a worker bootstrap template (or a "
+        "MachinePool's config) that something of the stream refers to is renamed "
+        "`<name>-<digest of the tool's content>` and the references follow, so Cluster API "
+        "rolls its machines; node Secrets carry the digest of their content too. "
+        "`inPlace`: names stay (Talos templates, which are immutable, are renamed anyway).",
+        "rename",
+        "check",
+    ),
+    Option(
+        "rolloutAfter",
+        TIMESTAMP,
+        "A time written to the MachineDeployments that refer to a node template of the "
+        "stream and to the control planes the tool changes (`spec.rollout.after` in "
+        "v1beta2, `spec.rolloutAfter` in v1beta1): machines made before it are replaced "
+        "once it has passed.",
     ),
     doc="Node bootstrap of Cluster API clusters: systemd drop-ins for containerd and kubelet, "
     "`export` lines before kubeadm runs ([cluster-api.md](cluster-api.md)). The three "

@@ -40,6 +40,20 @@ def render(value: str) -> str:
     return double_quoted(value)
 
 
+def render_like(value: str, style: str | None) -> str:
+    """A scalar for ``value`` in the quoting of the one it replaces (``style``: ``"``,
+    ``'`` or plain/None): a quoted value stays quoted the same way where it can.
+
+    >>> render_like("a-1", '"'), render_like("it's", "'"), render_like("a-1", None)
+    ('"a-1"', "'it''s'", 'a-1')
+    """
+    if style == '"':
+        return double_quoted(value)
+    if style == "'" and not _UNSAFE_RE.search(value.replace("\\", "").replace('"', "")):
+        return "'" + value.replace("'", "''") + "'"
+    return render(value)
+
+
 # the characters _escape changes
 _UNSAFE_RE = re.compile(r'[\\"\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029\ufffe\uffff]')
 

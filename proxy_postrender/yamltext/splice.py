@@ -726,7 +726,7 @@ def _set_value(
         raise Unsupported("replacement target is a block scalar")
     if node.start == node.end:
         raise Unsupported("empty scalar")
-    return Edit(node.start, node.end, scalars.render(op.value))
+    return Edit(node.start, node.end, scalars.render_like(op.value, node.style))
 
 
 def _to_edit(

@@ -1,0 +1,322 @@
+"""Issue 30: a proxy change reaches every running node (rollout-aware node bootstrap).
+
+The judge is tests/rollout_oracle.py, a model of Cluster API's rollout decisions
+written from its source: after a profile change, with the renames every machine of
+every changed MachineDeployment and control plane is replaced; in place, none of the
+workers; a second run with the same profile triggers nothing; and no reference of the
+output dangles.
+"""
+
+from __future__ import annotations
+
+import datetime
+import io
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ruamel.yaml import YAML
+
+from proxy_postrender import engine
+from proxy_postrender.errors import InputError
+from proxy_postrender.profile import loader
+from proxy_postrender.profile.request import to_request
+from proxy_postrender.rollout import effects
+from tests import rollout_oracle as oracle
+from tests.helpers import GOLDEN, SHARED_PROFILE, run_cli
+
+NOW = datetime.datetime(2026, 11, 27, 12, 0, tzinfo=datetime.UTC)
+TEMPLATES = (GOLDEN / "rollout-templates" / "input.yaml").read_text()
+MOVED = (GOLDEN / "rollout-changed-profile" / "profile.yaml").read_text()
+
+
+def _profile(tmp_path: Path, text: str, name: str = "p.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def _with_nodes(base: str, nodes: str) -> str:
+    """A profile text with ``nodes`` (indented lines) as its spec.nodes."""
+    return base.rstrip("\n") + "\n  nodes:\n" + nodes
+
+
+def _run(text: str, profile: Path | str = SHARED_PROFILE, *args: str) -> str:
+    proc = run_cli([str(profile), *args], text.encode())
+    assert proc.returncode == 0, proc.stderr.decode()
+    return proc.stdout.decode()
+
+
+def _objects(text: str) -> list[Any]:
+    return [d for d in YAML(typ="safe").load_all(text) if d]
+
+
+def _rolling(before: str, after: str) -> set[str]:
+    return oracle.rolling(_objects(before), _objects(after), now=NOW)
+
+
+def _in_place(tmp_path: Path) -> Path:
+    """The shared profile with spec.nodes.rollout: inPlace."""
+    text = _with_nodes(SHARED_PROFILE.read_text(), "    rollout: inPlace\n")
+    return _profile(tmp_path, text, "in-place.yaml")
+
+
+def _request(path: Path | str) -> Any:
+    return to_request(loader.load(str(path), environ={}))
+
+
+# --- what rolls, by the oracle ------------------------------------------------------------
+
+
+def test_a_changed_proxy_rolls_every_machine_deployment_and_control_plane(
+    tmp_path: Path,
+) -> None:
+    first = _run(TEMPLATES)
+    second = _run(first, _profile(tmp_path, MOVED))
+    assert _rolling(first, second) == {
+        "MachineDeployment/c1-md-0",
+        "MachineDeployment/c1-md-1",
+        "KubeadmControlPlane/c1-cp",
+    }
+    assert oracle.dangling_references(_objects(second)) == []
+    # the same profile again: nothing rolls, nothing changes
+    assert _run(second, _profile(tmp_path, MOVED)) == second
+    assert _rolling(second, second) == set()
+
+
+def test_the_first_run_rolls_what_it_changes_too() -> None:
+    """A cluster running without the proxy gets it: its workers roll onto the renamed
+    templates (the renamed templates are new objects of the render)."""
+    out = _run(TEMPLATES)
+    assert _rolling(TEMPLATES, out) == {
+        "MachineDeployment/c1-md-0",
+        "MachineDeployment/c1-md-1",
+        "KubeadmControlPlane/c1-cp",
+    }
+    assert oracle.dangling_references(_objects(out)) == []
+
+
+def test_in_place_rolls_no_worker_and_says_so(tmp_path: Path) -> None:
+    in_place = _profile(tmp_path, _with_nodes(MOVED, "    rollout: inPlace\n"))
+    first = _run(TEMPLATES, _in_place(tmp_path))
+    proc = run_cli([str(in_place), "--report"], first.encode())
+    second = proc.stdout.decode()
+    assert _rolling(first, second) == {"KubeadmControlPlane/c1-cp"}  # the oracle: no worker
+    report = proc.stderr.decode()
+    assert report.count("[nodes/no-rollout]") == 2  # one per changed template
+    assert "set spec.nodes.rollout: rename, or spec.nodes.rolloutAfter" in report
+
+
+def test_a_rollout_time_rolls_them_in_place(tmp_path: Path) -> None:
+    nodes = '    rollout: inPlace\n    rolloutAfter: "2026-11-27T06:00:00Z"\n'
+    first = _run(TEMPLATES, _in_place(tmp_path))
+    proc = run_cli([str(_profile(tmp_path, _with_nodes(MOVED, nodes))), "--report"], first.encode())
+    second = proc.stdout.decode()
+    assert _rolling(first, second) == {
+        "MachineDeployment/c1-md-0",
+        "MachineDeployment/c1-md-1",
+        "KubeadmControlPlane/c1-cp",
+    }
+    assert "[nodes/no-rollout]" not in proc.stderr.decode()
+    # before the time has passed only the control plane rolls (its spec changed), and
+    # the names stay
+    early = datetime.datetime(2026, 11, 27, 5, 0, tzinfo=datetime.UTC)
+    rolls = oracle.rolling(_objects(first), _objects(second), now=early)
+    assert rolls == {"KubeadmControlPlane/c1-cp"}
+    assert re.findall(r"name: (c1-md-[01]\S*)", second) == re.findall(
+        r"name: (c1-md-[01]\S*)", first
+    )
+
+
+def test_secret_mode_rolls_on_a_new_password(tmp_path: Path) -> None:
+    """Only the Secret's content changes, and yet everything rolls: its name carries the
+    digest of that content, so every kubeadm object that reads it changes."""
+    profile = (GOLDEN / "rollout-secret" / "profile.yaml").read_text()
+    one = profile.replace("http://proxy.corp", "http://u:one@proxy.corp")
+    two = profile.replace("http://proxy.corp", "http://u:two@proxy.corp")
+    first = _run(TEMPLATES, _profile(tmp_path, one, "one.yaml"))
+    second = _run(first, _profile(tmp_path, two, "two.yaml"))
+    # the passwords are in the Secret only
+    assert "u:one" not in first.split("kind: Secret")[0]
+    assert "u:two" not in second.split("kind: Secret")[0]
+    assert _rolling(first, second) == {
+        "MachineDeployment/c1-md-0",
+        "MachineDeployment/c1-md-1",
+        "KubeadmControlPlane/c1-cp",
+    }
+    secrets = [d for d in _objects(second) if d["kind"] == "Secret"]
+    assert len(secrets) == 1 and oracle.dangling_references(_objects(second)) == []
+    # the earlier run's Secret is dropped: one Secret, the new name
+    assert secrets[0]["metadata"]["name"] not in first
+
+
+def test_a_machine_pool_is_bootstrapped_anew(tmp_path: Path) -> None:
+    text = (GOLDEN / "rollout-machinepool" / "input.yaml").read_text()
+    first = _run(text)
+    second = _run(first, _profile(tmp_path, MOVED))
+    assert _rolling(first, second) == {"MachinePool/c1-mp-0"}
+    assert oracle.dangling_references(_objects(second)) == []
+
+
+def test_a_cluster_class_stream_moves_both_class_references(tmp_path: Path) -> None:
+    text = (GOLDEN / "rollout-clusterclass" / "input.yaml").read_text()
+    out = _run(text)
+    (cc,) = [d for d in _objects(out) if d["kind"] == "ClusterClass"]
+    workers = cc["spec"]["workers"]
+    refs = [w["template"]["bootstrap"]["ref"]["name"] for w in workers["machineDeployments"]]
+    refs += [w["template"]["bootstrap"]["ref"]["name"] for w in workers["machinePools"]]
+    (template,) = [d for d in _objects(out) if d["kind"] == "KubeadmConfigTemplate"]
+    renamed = template["metadata"]["name"]
+    assert renamed.startswith("quick-start-worker-") and refs == [renamed, renamed]
+    assert oracle.dangling_references(_objects(out)) == []
+    proc = run_cli([str(SHARED_PROFILE), "--report"], text.encode())
+    report = proc.stderr.decode()
+    # a MachinePool class: the topology controller patches its configs in place
+    assert "[nodes/no-rollout]" in report and "cluster-api #10496" in report
+
+
+# --- the report ---------------------------------------------------------------------------
+
+
+def test_each_changed_node_object_gets_one_rollout_line() -> None:
+    proc = run_cli([str(SHARED_PROFILE), "--report"], TEMPLATES.encode())
+    lines = [line.strip() for line in proc.stderr.decode().splitlines() if "rollout:" in line]
+    assert lines == [
+        "note: rollout: renamed c1-md-0-3f9a1c-b95aea2deb: rolls MachineDeployment "
+        "org-a/c1-md-0 (every machine is replaced)",
+        "note: rollout: renamed c1-md-1-b95aea2deb: rolls MachineDeployment org-a/c1-md-1 "
+        "(every machine is replaced)",
+        "note: rollout: every control-plane machine is replaced (their KubeadmConfigs no "
+        "longer match the spec)",
+    ]
+    again = run_cli([str(SHARED_PROFILE), "--report"], proc.stdout)
+    assert "rollout:" not in again.stderr.decode()  # nothing changed: nothing to say
+
+
+def test_a_lone_template_is_a_warning_and_an_error_under_strict() -> None:
+    text = (GOLDEN / "rollout-lone-template" / "input.yaml").read_text()
+    result = engine.process(text, _request(SHARED_PROFILE))
+    (finding,) = [f for f in result.findings if f.code == effects.NO_ROLLOUT_CODE]
+    assert finding.context is not None and finding.context.name == "c1-md-0"
+    assert "render it together with what uses it" in finding.message
+    assert "name: c1-md-0\n" in result.text  # changed in place, never renamed alone
+    strict = run_cli([str(SHARED_PROFILE), "--strict"], text.encode())
+    assert strict.returncode == 1 and strict.stdout == b""
+
+
+def test_krm_results_carry_the_line_and_the_code(tmp_path: Path) -> None:
+    lone = (GOLDEN / "rollout-lone-template" / "input.yaml").read_text()
+    items = _objects(TEMPLATES) + _objects(lone.replace("c1-md-0", "c2-md-0"))
+    config = YAML(typ="safe").load(SHARED_PROFILE.read_text())
+    resource_list = {
+        "apiVersion": "config.kubernetes.io/v1",
+        "kind": "ResourceList",
+        "items": items,
+        "functionConfig": config,
+    }
+    stream = io.StringIO()
+    YAML(typ="safe").dump(resource_list, stream)
+    proc = run_cli([], stream.getvalue().encode())
+    assert proc.returncode == 0, proc.stderr
+    results = YAML(typ="safe").load(proc.stdout)["results"]
+    messages = [r["message"] for r in results]
+    assert any("rollout: renamed c1-md-1-b95aea2deb" in m for m in messages)
+    coded = [r for r in results if r.get("tags", {}).get("code") == effects.NO_ROLLOUT_CODE]
+    assert [r["resourceRef"]["name"] for r in coded] == ["c2-md-0"]
+    assert coded[0]["tags"]["strict"] == "true"
+
+
+def test_diff_shows_the_renames(tmp_path: Path) -> None:
+    first = _run(TEMPLATES)
+    proc = run_cli([str(_profile(tmp_path, MOVED)), "--diff"], first.encode())
+    diff = proc.stdout.decode()
+    assert '-  name: "c1-md-1-b95aea2deb"\n' in diff
+    assert '+  name: "c1-md-1-87daa24c64"\n' in diff
+    assert '-          name: "c1-md-1-b95aea2deb"\n' in diff  # the MachineDeployment's
+
+
+# --- names ---------------------------------------------------------------------------------
+
+
+def test_the_referrer_may_come_before_or_after_its_template() -> None:
+    docs = TEMPLATES.split("\n---\n")
+    reordered = "\n---\n".join(reversed(docs)) + "\n"
+    out = _run(reordered)
+    names = set(re.findall(r"name: (c1-md-0-3f9a1c\S*)", out))
+    assert names == {"c1-md-0-3f9a1c-b95aea2deb"}  # the same name, whatever the order
+    assert oracle.dangling_references(_objects(out)) == []
+
+
+def test_the_name_is_the_profile_s_whatever_the_history(tmp_path: Path) -> None:
+    moved = _profile(tmp_path, MOVED)
+    direct = _run(TEMPLATES, moved)
+    through = _run(_run(TEMPLATES), moved)
+    assert direct == through
+    assert _run(through, SHARED_PROFILE, "--remove") == TEMPLATES
+
+
+def test_a_name_too_long_for_its_digest_is_an_error() -> None:
+    long = "w" * 250
+    text = TEMPLATES.replace("c1-md-0-3f9a1c", long)
+    proc = run_cli([str(SHARED_PROFILE)], text.encode())
+    assert proc.returncode == 1 and proc.stdout == b""
+    assert "cannot carry the digest of its proxy content" in proc.stderr.decode()
+
+
+def test_two_templates_may_not_end_with_one_name() -> None:
+    """A template named like another's renamed form would collide with it."""
+    out = _run(TEMPLATES)
+    taken = out.split("\n---\n")[1].replace("namespace: org-a", "namespace: org-a", 1)
+    # the earlier output's renamed template, plus the original stream: two objects of one
+    # kind would be named c1-md-0-3f9a1c-b95aea2deb
+    clash = TEMPLATES + "---\n" + taken.replace("proxy-postrender.io/node-bootstrap", "x/y")
+    with pytest.raises(InputError):
+        engine.process(clash, _request(SHARED_PROFILE))
+
+
+def test_a_template_nothing_refers_to_keeps_its_name_and_a_renamed_one_stays() -> None:
+    """A template renamed by an earlier run whose referrer is not in this stream keeps its
+    name (moving it back would leave the cluster's MachineDeployment without it)."""
+    out = _run(TEMPLATES)
+    template = out.split("\n---\n")[1]
+    assert "name: c1-md-0-3f9a1c-b95aea2deb" in template
+    result = engine.process(template, _request(SHARED_PROFILE))
+    assert result.text == template
+
+
+def test_remove_restores_quoted_names_exactly() -> None:
+    out = _run(TEMPLATES)
+    assert 'name: "c1-md-1-b95aea2deb"' in out  # the input quoted it: the rename too
+    assert _run(out, SHARED_PROFILE, "--remove") == TEMPLATES
+
+
+# --- secret mode under a fixed name --------------------------------------------------------
+
+
+def test_a_class_secret_with_new_values_under_its_name_is_a_warning(tmp_path: Path) -> None:
+    """The templates of a ClusterClass name one Secret for all its clusters: its name
+    cannot carry one content's digest, so new values under it reach no running machine."""
+    case = GOLDEN / "fleet-clusterclass-secret"
+    profile = (case / "profile.yaml").read_text()
+    first = _run((case / "input.yaml").read_text(), case / "profile.yaml")
+    moved = _profile(tmp_path, profile.replace("proxy.munich.corp", "proxy2.munich.corp"))
+    proc = run_cli([str(moved), "--report"], first.encode())
+    assert proc.returncode == 0, proc.stderr
+    report = proc.stderr.decode()
+    assert "holds new proxy values under the same name" in report
+    assert "[nodes/no-rollout]" in report
+    # the same values again: nothing to say
+    again = run_cli([str(case / "profile.yaml"), "--report"], first.encode())
+    assert "under the same name" not in again.stderr.decode()
+
+
+def test_secret_mode_in_place_says_nothing_rolls(tmp_path: Path) -> None:
+    profile = (GOLDEN / "rollout-secret" / "profile.yaml").read_text()
+    in_place = profile + "    rollout: inPlace\n"
+    first = _run(TEMPLATES, _profile(tmp_path, in_place, "a.yaml"))
+    moved = in_place.replace("http://proxy.corp", "http://proxy2.corp")
+    proc = run_cli([str(_profile(tmp_path, moved, "b.yaml")), "--report"], first.encode())
+    second = proc.stdout.decode()
+    assert _rolling(first, second) == set()  # nothing reads a new name: nothing rolls
+    assert "set spec.nodes.rollout: rename [nodes/no-rollout]" in proc.stderr.decode()
