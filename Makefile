@@ -62,7 +62,8 @@ compiled: $(CSTAMP)
 COMPILED_TESTS := tests/test_builds.py tests/test_golden.py tests/test_properties.py \
   tests/test_fuzz.py tests/test_structs.py tests/test_bad_inputs.py tests/test_hostile.py \
   tests/test_helm_e2e.py tests/test_pipelines.py tests/test_krm.py tests/test_cli.py \
-  tests/test_splice_columns.py tests/test_remove_exact.py tests/test_structure_fuzz.py
+  tests/test_splice_columns.py tests/test_remove_exact.py tests/test_structure_fuzz.py \
+  tests/test_rollout.py
 
 test-compiled: $(STAMP) $(CSTAMP) helm
 	PROXY_POSTRENDER_EXPECT_BUILD=compiled HELM3_BIN=$(HELM3) HELM4_BIN=$(HELM4) \

@@ -243,7 +243,7 @@ def _same_name_new_content(
     templates name, or ``spec.nodes.rollout: inPlace``): nothing that reads it changes,
     and Cluster API compares no Secret's content, so no running machine gets it. (A name
     by content is another name for another content: never found here.)"""
-    from proxy_postrender.rollout import effects  # lazy: secret mode only
+    from proxy_postrender.rollout.codes import NO_ROLLOUT_CODE  # lazy: secret mode only
 
     for found in result.dropped:
         item = made.get((found.namespace, found.name))
@@ -259,7 +259,7 @@ def _same_name_new_content(
         )
         result.findings.append(
             Finding(
-                effects.NO_ROLLOUT_CODE,
+                NO_ROLLOUT_CODE,
                 f"the node Secret {found} holds new proxy values under the same name: no "
                 "object that reads it changes, and Cluster API compares no Secret's content, "
                 f"so no running machine gets them; {why}",

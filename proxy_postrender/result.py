@@ -8,7 +8,7 @@ from proxy_postrender.errors import DocumentContext, InputError
 from proxy_postrender.nodes import owners, uncovered
 from proxy_postrender.noproxy import coverage, fleet, services, size
 from proxy_postrender.plans import Env, Plan, SecretRef
-from proxy_postrender.rollout import effects
+from proxy_postrender.rollout import codes as rollout_codes
 from proxy_postrender.structs import FrozenStruct, Struct, field
 
 
@@ -31,7 +31,7 @@ CODES: Mapping[str, Code] = {
         *size.CODES,
         *fleet.CODES,
         *uncovered.CODES,
-        *effects.CODES,
+        *rollout_codes.CODES,
     )
 }
 

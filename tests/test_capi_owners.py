@@ -16,7 +16,7 @@ from proxy_postrender.noproxy import coverage, fleet, services, size
 from proxy_postrender.profile.tables import DEFAULT_CONTAINERD_DROPIN, DEFAULT_KUBELET_DROPIN
 from proxy_postrender.request import Request
 from proxy_postrender.result import CODES, Finding
-from proxy_postrender.rollout import effects
+from proxy_postrender.rollout import codes as rollout_codes
 from proxy_postrender.structs import replace
 from proxy_postrender.yamltext import libyaml
 from tests.golden import load_cases
@@ -38,7 +38,7 @@ def _findings(text: str, request: Request = REQUEST) -> list[Finding]:
     """The findings of a run but the rollout step's (tests/test_rollout.py has those: the
     lone templates of these streams change in place)."""
     found = engine.process(text, request).findings
-    return [f for f in found if f.code != effects.NO_ROLLOUT_CODE]
+    return [f for f in found if f.code != rollout_codes.NO_ROLLOUT_CODE]
 
 
 def _codes(text: str, request: Request = REQUEST) -> list[str]:
@@ -65,7 +65,7 @@ def test_every_code_is_declared_once_and_says_whether_strict_applies() -> None:
         *size.CODES,
         *fleet.CODES,
         *uncovered.CODES,
-        *effects.CODES,
+        *rollout_codes.CODES,
     )
     declared = [name for name, _, _ in codes]
     assert sorted(CODES) == sorted(declared)  # each once: a name twice would be lost

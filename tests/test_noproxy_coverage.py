@@ -19,7 +19,7 @@ from proxy_postrender.profile import loader
 from proxy_postrender.profile.request import to_request
 from proxy_postrender.request import Request
 from proxy_postrender.result import CODES
-from proxy_postrender.rollout import effects
+from proxy_postrender.rollout import codes as rollout_codes
 from proxy_postrender.yamltext import libyaml
 from tests.helpers import FIXTURES, GOLDEN, SHARED_PROFILE, run_cli
 
@@ -157,7 +157,7 @@ def test_the_default_profile_of_the_demo_and_the_golden_cases_is_quiet() -> None
         assert (coverage.NODE_ADDRESSES_UNKNOWN in codes) is node_addresses
         # strict: nothing but the lone templates' nodes/no-rollout (tests/test_rollout.py)
         strict = {f.code for f in result.findings if f.strict}
-        assert strict <= {effects.NO_ROLLOUT_CODE}
+        assert strict <= {rollout_codes.NO_ROLLOUT_CODE}
 
 
 def test_the_workloads_warning_names_the_scope() -> None:

@@ -16,7 +16,7 @@ from proxy_postrender.noproxy.scope import ClusterNetwork
 from proxy_postrender.profile import loader
 from proxy_postrender.profile.request import to_request
 from proxy_postrender.result import CODES
-from proxy_postrender.rollout import effects
+from proxy_postrender.rollout import codes as rollout_codes
 from tests.helpers import GOLDEN, SHARED_PROFILE, run_cli
 
 INFRA = "infrastructure.cluster.x-k8s.io/v1beta1"
@@ -255,7 +255,9 @@ def test_golden_clusters_without_a_known_node_network_pass_strict() -> None:
         codes = {f.code for f in result.findings}
         assert coverage.NODE_ADDRESSES not in codes, case
         # strict: nothing but the lone templates' nodes/no-rollout (tests/test_rollout.py)
-        assert {f.code for f in result.findings if f.strict} <= {effects.NO_ROLLOUT_CODE}, case
+        assert {f.code for f in result.findings if f.strict} <= {rollout_codes.NO_ROLLOUT_CODE}, (
+            case
+        )
 
 
 def test_a_node_network_not_covered_is_named_with_its_source() -> None:

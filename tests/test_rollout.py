@@ -12,17 +12,21 @@ from __future__ import annotations
 import datetime
 import io
 import re
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 from proxy_postrender import engine
 from proxy_postrender.errors import InputError
 from proxy_postrender.profile import loader
 from proxy_postrender.profile.request import to_request
-from proxy_postrender.rollout import effects
+from proxy_postrender.rollout import codes as rollout_codes
+from proxy_postrender.structs import replace
 from tests import rollout_oracle as oracle
 from tests.helpers import GOLDEN, SHARED_PROFILE, run_cli
 
@@ -197,7 +201,7 @@ def test_each_changed_node_object_gets_one_rollout_line() -> None:
 def test_a_lone_template_is_a_warning_and_an_error_under_strict() -> None:
     text = (GOLDEN / "rollout-lone-template" / "input.yaml").read_text()
     result = engine.process(text, _request(SHARED_PROFILE))
-    (finding,) = [f for f in result.findings if f.code == effects.NO_ROLLOUT_CODE]
+    (finding,) = [f for f in result.findings if f.code == rollout_codes.NO_ROLLOUT_CODE]
     assert finding.context is not None and finding.context.name == "c1-md-0"
     assert "render it together with what uses it" in finding.message
     assert "name: c1-md-0\n" in result.text  # changed in place, never renamed alone
@@ -222,7 +226,7 @@ def test_krm_results_carry_the_line_and_the_code(tmp_path: Path) -> None:
     results = YAML(typ="safe").load(proc.stdout)["results"]
     messages = [r["message"] for r in results]
     assert any("rollout: renamed c1-md-1-b95aea2deb" in m for m in messages)
-    coded = [r for r in results if r.get("tags", {}).get("code") == effects.NO_ROLLOUT_CODE]
+    coded = [r for r in results if r.get("tags", {}).get("code") == rollout_codes.NO_ROLLOUT_CODE]
     assert [r["resourceRef"]["name"] for r in coded] == ["c2-md-0"]
     assert coded[0]["tags"]["strict"] == "true"
 
@@ -320,3 +324,59 @@ def test_secret_mode_in_place_says_nothing_rolls(tmp_path: Path) -> None:
     second = proc.stdout.decode()
     assert _rolling(first, second) == set()  # nothing reads a new name: nothing rolls
     assert "set spec.nodes.rollout: rename [nodes/no-rollout]" in proc.stderr.decode()
+
+
+# --- the invariants, for any two profiles ------------------------------------------------
+
+_HOSTS = st.sampled_from(["proxy-a.corp.example", "proxy-b.corp.example", "10.1.2.3"])
+_PASSWORDS = st.one_of(st.none(), st.text(alphabet="abcXYZ019@#%'", min_size=1, max_size=6))
+
+
+def _url(host: str, port: int, password: str | None) -> str:
+    userinfo = "" if password is None else f"u:{urllib.parse.quote(password, safe='')}@"
+    return f"http://{userinfo}{host}:{port}"
+
+
+def _profile_object(url: str, secret: bool) -> dict[str, Any]:
+    spec: dict[str, Any] = {"httpProxy": url, "httpsProxy": url, "noProxy": ["corp.example"]}
+    if secret:
+        spec["nodes"] = {"credentials": "secret", "secretName": "corp-proxy"}
+    return {
+        "apiVersion": "proxy-postrender.io/v1alpha1",
+        "kind": "ProxyProfile",
+        "metadata": {"name": "p"},
+        "spec": spec,
+    }
+
+
+def _request_of(obj: dict[str, Any]) -> Any:
+    return to_request(loader.from_object(obj, "profile", environ={}))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    a=st.tuples(_HOSTS, st.integers(1, 65535), _PASSWORDS),
+    b=st.tuples(_HOSTS, st.integers(1, 65535), _PASSWORDS),
+    secret=st.booleans(),
+)
+def test_any_two_profiles_roll_exactly_what_changed(
+    a: tuple[str, int, str | None], b: tuple[str, int, str | None], secret: bool
+) -> None:
+    first = _request_of(_profile_object(_url(*a), secret))
+    second = _request_of(_profile_object(_url(*b), secret))
+    out_a = engine.process(TEMPLATES, first).text
+    out_b = engine.process(out_a, second).text
+    objects_a, objects_b = _objects(out_a), _objects(out_b)
+    assert oracle.dangling_references(objects_b) == []
+    everything = {
+        "MachineDeployment/c1-md-0",
+        "MachineDeployment/c1-md-1",
+        "KubeadmControlPlane/c1-cp",
+    }
+    rolls = oracle.rolling(objects_a, objects_b, now=NOW)
+    assert rolls == (everything if _url(*a) != _url(*b) else set())
+    # one profile, one output, whatever ran before; and the input back from either
+    assert engine.process(TEMPLATES, second).text == out_b
+    assert engine.process(out_b, second).text == out_b
+    removing = replace(second, env=(), nodes=None)
+    assert engine.process(out_b, removing).text == TEMPLATES

@@ -14,7 +14,8 @@ every reference of the stream with it:
   time of MachineDeployments (``spec.nodes.rolloutAfter``: nodes/rollouttime.py,
   which writes it into the control planes too);
 - ``effects``: what will roll, said per changed node object in ``--report``
-  and KRM results (``nodes/no-rollout`` when nothing will).
+  and KRM results (``nodes/no-rollout`` when nothing will; ``codes``: that code,
+  for the table of codes to read at start-up).
 
 May import: structs, errors, redact, objects, dialects, yamltext, noproxy, targets, record,
 plans, pods, nodes, fields.

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from proxy_postrender import TYPE_CHECKING, dialects
+from proxy_postrender.rollout.codes import NO_ROLLOUT_CODE
 from proxy_postrender.structs import FrozenStruct
 
 if TYPE_CHECKING:
@@ -27,14 +28,6 @@ if TYPE_CHECKING:
     # who refers to an object: (shown, kind, role)
     Referrers = list[tuple[str, str, str]]
 
-NO_ROLLOUT_CODE = "nodes/no-rollout"
-CODES: tuple[tuple[str, bool, str], ...] = (
-    (
-        NO_ROLLOUT_CODE,
-        True,
-        "a node bootstrap object changed, and no running machine gets the change",
-    ),
-)
 _RESYNC = "at the topology controller's next full resync (10 minutes by default)"
 _CLASS_NOTE = (
     "the topology controller applies this to every Cluster of the class: the control "

@@ -16,13 +16,10 @@ from collections.abc import Callable, Iterable, Mapping
 
 from proxy_postrender import TYPE_CHECKING, dialects
 from proxy_postrender.errors import DocumentContext, InputError
-from proxy_postrender.nodes import digest
-from proxy_postrender.nodes import rollouttime as after
 from proxy_postrender.nodes.kubeadm import ANNOTATION
 from proxy_postrender.objects import Path, annotations_of, walk_objects
 from proxy_postrender.plans import Plan
 from proxy_postrender.record import Record
-from proxy_postrender.rollout import effects
 from proxy_postrender.rollout.references import (
     REFERRER_KINDS,
     Key,
@@ -39,6 +36,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from proxy_postrender.nodes.kubeadm import NodeSettings
+    from proxy_postrender.nodes.rollouttime import AfterPlan
     from proxy_postrender.yamltext.stream import Segment
 
 # the levels whose objects are renamed: what machines are made from, by reference
@@ -63,6 +61,7 @@ class MovedPlan(Plan):
 
 # the record of a MachineDeployment's rollout time (it has no other record of the tool)
 ROLLOUT_ANNOTATION = "proxy-postrender.io/rollout"
+TIMED_KINDS: frozenset[str] = frozenset({"MachineDeployment"})  # referrers with a time
 
 
 class Ledger:
@@ -92,7 +91,7 @@ class Ledger:
         label = shown(own) if own is not None else str(obj.get("kind"))
         for ref in references(obj, self.namespace):
             self.referrers.setdefault(ref.key, []).append((label, str(obj.get("kind")), ref.role))
-        if str(obj.get("kind")) in after.KINDS and ROLLOUT_ANNOTATION in annotations_of(obj):
+        if str(obj.get("kind")) in TIMED_KINDS and ROLLOUT_ANNOTATION in annotations_of(obj):
             self.recorded_times = True
 
     def intent(
@@ -135,15 +134,19 @@ class Ledger:
         if plan is not None:
             plan.ops += ops
             if key is not None and not self.removing:
+                from proxy_postrender.rollout import effects  # lazy: only changed objects
+
                 seen = effects.Seen(self.referrers.get(key, []), self.names.get(key), self.after)
                 self.findings += effects.of(obj, key, plan, seen, context)
         return plan
 
-    def _time(self, obj: Mapping[str, Any], base: Path, refs: list[Ref]) -> after.AfterPlan | None:
+    def _time(self, obj: Mapping[str, Any], base: Path, refs: list[Ref]) -> AfterPlan | None:
         """The rollout time of a MachineDeployment whose machines a node template of the
         dialect table bootstraps, with its own record."""
-        if str(obj.get("kind")) not in after.KINDS:
+        if str(obj.get("kind")) not in TIMED_KINDS:
             return None
+        from proxy_postrender.nodes import rollouttime as after  # lazy: MachineDeployments
+
         record = Record.read(obj, ROLLOUT_ANNOTATION)
         ours = any(dialects.of_kind(ref.key[0], ref.key[1]) for ref in refs)
         made = after.plan(obj, base, self.after if ours else None, after.recorded(record.entries))
@@ -219,10 +222,16 @@ def _name_templates(
                 continue  # the main pass meets it in its place, after what comes before
             owned = made.owned if isinstance(made, NodePlan) else []
             what = f"{key[1]}"
-            new = digest.with_digest(original, owned, what) if owned else original
+            new = _digested(original, owned, what) if owned else original
             if new != key[3]:
                 ledger.names[key] = new
     return seen
+
+
+def _digested(name: str, owned: list[Any], what: str) -> str:
+    from proxy_postrender.nodes import digest  # lazy: only renamed templates
+
+    return digest.with_digest(name, owned, what)
 
 
 def _group(obj: Mapping[str, Any]) -> str:
