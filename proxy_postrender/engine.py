@@ -76,6 +76,9 @@ def needs_two_passes(request: Request) -> bool:
     return _discovers_clusters(request) or _services_preset(request) or _follows(request)
 
 
+_CAPI = "cluster.x-k8s.io"  # in the API group of every object the rollout step reads
+
+
 def _follows(request: Request) -> bool:
     """Whether the run renames node templates and moves their references (rollout/)."""
     return request.nodes is not None or request.removing
@@ -119,8 +122,8 @@ def run(
     envs = resolve.environments(request, clusters, _workloads_env(segments, request, result))
     resolver = resolve.Resolver(request, envs)
     kinds = request.targets.kinds
-    if _follows(request):
-        from proxy_postrender.rollout import ledger, references  # lazy: start-up
+    if _follows(request) and any(_CAPI in segment.text for segment in segments()):
+        from proxy_postrender.rollout import ledger, references  # lazy: Cluster API streams
 
         # the planning of the pass sees the ledger: the names it gives are the main pass's
         seen = resolver.ledger = ledger.Ledger(
