@@ -260,7 +260,7 @@ def _same_name_new_content(
         result.findings.append(
             Finding(
                 NO_ROLLOUT_CODE,
-                f"the node Secret {found} holds new proxy values under the same name: no "
+                f"the node {found} holds new proxy values under the same name: no "
                 "object that reads it changes, and Cluster API compares no Secret's content, "
                 f"so no running machine gets them; {why}",
             )

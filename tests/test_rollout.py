@@ -308,7 +308,10 @@ def test_a_class_secret_with_new_values_under_its_name_is_a_warning(tmp_path: Pa
     proc = run_cli([str(moved), "--report"], first.encode())
     assert proc.returncode == 0, proc.stderr
     report = proc.stderr.decode()
-    assert "holds new proxy values under the same name" in report
+    assert (
+        "the node Secret fleet-munich/site-proxy holds new proxy values under the same name"
+        in report
+    )
     assert "[nodes/no-rollout]" in report
     # the same values again: nothing to say
     again = run_cli([str(case / "profile.yaml"), "--report"], first.encode())
@@ -380,3 +383,130 @@ def test_any_two_profiles_roll_exactly_what_changed(
     assert engine.process(out_b, second).text == out_b
     removing = replace(second, env=(), nodes=None)
     assert engine.process(out_b, removing).text == TEMPLATES
+
+
+# --- referrers as real streams write them (found on upstream templates) -------------------
+
+
+def test_a_referrer_without_a_namespace_fits_a_template_with_one() -> None:
+    """CAPV's ClusterClass template has no namespace, its templates have one (the rule of
+    the Cluster discovery: either side without one fits)."""
+    docs = TEMPLATES.split("\n---\n")
+    docs[0] = docs[0].replace("  namespace: org-a\n", "", 1)
+    out = _run("\n---\n".join(docs))
+    (md,) = [d for d in _objects(out) if d["metadata"]["name"] == "c1-md-0"]
+    assert "namespace" not in md["metadata"]
+    assert md["spec"]["template"]["spec"]["bootstrap"]["configRef"]["name"] == (
+        "c1-md-0-3f9a1c-b95aea2deb"
+    )
+    assert "name: c1-md-0-3f9a1c-b95aea2deb\n  namespace: org-a" in out
+    klass = (GOLDEN / "rollout-clusterclass" / "input.yaml").read_text()
+    unspaced = klass.replace("  name: quick-start\n  namespace: org-a\n", "  name: quick-start\n")
+    assert unspaced != klass
+    report = run_cli([str(SHARED_PROFILE), "--report"], unspaced.encode()).stderr.decode()
+    moved = "reference moved: KubeadmConfigTemplate quick-start-worker -> quick-start-worker-"
+    assert report.count(moved) == 2  # the MachineDeployment class and the MachinePool class
+
+
+_TWO_SITES = """\
+  clusters:
+    - match: {names: [org-b/c2]}
+      httpProxy: http://proxy.site-b.example:3128
+      httpsProxy: http://proxy.site-b.example:3128
+"""
+
+
+def test_a_reference_without_a_namespace_to_two_renamed_apart_is_an_error(
+    tmp_path: Path,
+) -> None:
+    """Two templates of one name in two namespaces get different proxies, so different
+    names: a MachineDeployment without a namespace may mean either, and is refused."""
+    docs = TEMPLATES.split("\n---\n")
+    other = docs[1].replace(
+        "namespace: org-a", "namespace: org-b\n  labels:\n    cluster.x-k8s.io/cluster-name: c2"
+    )
+    unspaced = docs[0].replace("  namespace: org-a\n", "", 1)
+    cluster = (
+        "apiVersion: cluster.x-k8s.io/v1beta1\nkind: Cluster\n"
+        "metadata: {name: c2, namespace: org-b}\nspec: {}"
+    )
+    text = "\n---\n".join([unspaced, docs[1], other, cluster]) + "\n"
+    profile = _profile(tmp_path, SHARED_PROFILE.read_text() + _TWO_SITES)
+    proc = run_cli([str(profile)], text.encode())
+    assert proc.returncode == 1 and proc.stdout == b""
+    assert "has no namespace, and objects of that name in several namespaces" in (
+        proc.stderr.decode()
+    )
+    spaced = "\n---\n".join([docs[0], docs[1], other, cluster]) + "\n"
+    out = _run(spaced, profile)
+    # the MachineDeployment names org-a's: renamed; org-b's, named by nothing of the
+    # stream, keeps its name
+    names = re.findall(r"name: (c1-md-0-3f9a1c\S*)\n  namespace: (org-[ab])", out)
+    assert sorted(names) == [("c1-md-0-3f9a1c", "org-b"), ("c1-md-0-3f9a1c-b95aea2deb", "org-a")]
+
+
+def test_an_on_delete_machine_deployment_is_said_as_such() -> None:
+    text = TEMPLATES.replace(
+        "  replicas: 3\n", "  replicas: 3\n  strategy:\n    type: OnDelete\n", 1
+    )
+    proc = run_cli([str(SHARED_PROFILE), "--report"], text.encode())
+    report = proc.stderr.decode()
+    assert "org-a/c1-md-0 replaces a machine when it is deleted (strategy OnDelete)" in report
+    assert "[nodes/no-rollout]" not in report
+
+
+def test_a_machine_set_is_renamed_for_and_warned_about() -> None:
+    text = TEMPLATES.replace(
+        "kind: MachineDeployment\nmetadata:\n  name: c1-md-0",
+        "kind: MachineSet\nmetadata:\n  name: c1-md-0",
+    )
+    proc = run_cli([str(SHARED_PROFILE), "--report"], text.encode())
+    report = proc.stderr.decode()
+    assert "never replaces its machines: delete them, or let a MachineDeployment own it" in report
+    assert "set spec.nodes.rollout: rename" not in report.split("MachineSet org-a/c1-md-0 never")[1]
+
+
+_MANAGED_POOL = """\
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachinePool
+metadata: {name: pool-0, namespace: eks}
+spec:
+  clusterName: eks
+  template:
+    spec:
+      clusterName: eks
+      bootstrap:
+        configRef:
+          {apiVersion: bootstrap.cluster.x-k8s.io/v1beta2, kind: NodeadmConfig, name: pool-0}
+      infrastructureRef:
+        apiVersion: infrastructure.cluster.x-k8s.io/v1beta2
+        kind: AWSManagedMachinePool
+        name: pool-0
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta2
+kind: AWSManagedMachinePool
+metadata: {name: pool-0, namespace: eks}
+spec:
+  scaling: {minSize: 1, maxSize: 3}
+---
+apiVersion: bootstrap.cluster.x-k8s.io/v1beta2
+kind: NodeadmConfig
+metadata: {name: pool-0, namespace: eks}
+spec:
+  kubelet: {}
+"""
+
+
+def test_an_eks_managed_node_group_without_a_launch_template_is_warned_about() -> None:
+    """CAPA gives a managed node group's nodes bootstrap data only through its launch
+    template: without one the proxy never reaches them."""
+    proc = run_cli([str(SHARED_PROFILE), "--report"], _MANAGED_POOL.encode())
+    report = proc.stderr.decode()
+    assert "has no spec.awsLaunchTemplate: CAPA gives its nodes no bootstrap data" in report
+    with_template = _MANAGED_POOL.replace(
+        "  scaling: {minSize: 1, maxSize: 3}",
+        "  scaling: {minSize: 1, maxSize: 3}\n  awsLaunchTemplate: {name: lt}",
+    )
+    proc = run_cli([str(SHARED_PROFILE), "--report"], with_template.encode())
+    assert "[nodes/no-rollout]" not in proc.stderr.decode()
+    assert "MachinePool eks/pool-0 bootstraps its machines anew" in proc.stderr.decode()

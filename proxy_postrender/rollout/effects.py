@@ -102,51 +102,65 @@ def _control_plane(
 
 def _worker(kind: str, key: Key, seen: Seen) -> tuple[str, str | None]:
     """The line for a worker template (or a MachinePool's config), and the warning."""
-    referrers, new = seen.referrers, seen.new
-    machines = [(label, k) for label, k, role in referrers if role == "machines"]
-    classes = [label for label, _, role in referrers if role == "class"]
-    pools = [label for label, _, role in referrers if role == "class-pool"]
-    rolls = [_rolls(label, k, renamed=new is not None, after=seen.after) for label, k in machines]
-    stay = [label for (label, _), r in zip(machines, rolls, strict=True) if r.startswith("not")]
-    rolls += [f"every Cluster of {label} {_class_effect(new)}" for label in classes]
-    rolls += [f"not the MachinePools of {label}'s Clusters (patched in place)" for label in pools]
-    stay += [f"the MachinePools of every Cluster of {label}" for label in pools]
-    if not referrers:
+    if not seen.referrers:
         return _alone(kind, key)
-    head = f"renamed {new}: " if new is not None else "changed in place: "
-    line = head + "; ".join(rolls)
-    if not stay:
+    renamed = seen.new is not None
+    outcomes = [_outcome(label, k, role, renamed, seen.after) for label, k, role in seen.referrers]
+    head = f"renamed {seen.new}: " if renamed else "changed in place: "
+    line = head + "; ".join(text for text, _ in outcomes)
+    advice = [advice for _, advice in outcomes if advice is not None]
+    if not advice:
         return line, None
-    if pools and len(stay) == len(pools):
-        return line, (
-            f"{kind} {key[3]} changed, and the topology controller patches the MachinePool "
-            "configs made from it in place (cluster-api #10496): the running instances of "
-            f"{', '.join(stay)} keep the old settings; replace them"
-        )
+    how = "changed" if renamed else "changed in place"
     return line, (
-        f"{kind} {key[3]} changed in place, and the machines of {', '.join(stay)} keep the "
-        "old settings (Cluster API rolls for a new reference, not for a template's content): "
-        "set spec.nodes.rollout: rename, or spec.nodes.rolloutAfter"
+        f"{kind} {key[3]} {how}, and machines that were made from it keep the old "
+        f"settings: {'; '.join(dict.fromkeys(advice))}"
     )
 
 
-def _rolls(label: str, kind: str, *, renamed: bool, after: str | None) -> str:
+def _outcome(
+    label: str, kind: str, role: str, renamed: bool, after: str | None
+) -> tuple[str, str | None]:
+    """What one referrer does with the change, and what to do when its running machines
+    do not get it (None: they do)."""
+    if role == "class":
+        return f"every Cluster of {label} {_class_effect(renamed)}", None
+    if role == "class-pool":
+        return f"not the MachinePools of {label}'s Clusters (patched in place)", (
+            f"the topology controller patches the MachinePool configs of {label}'s Clusters "
+            "in place (cluster-api #10496): replace their instances"
+        )
     if kind == "MachineDeployment":
+        if role == "ondelete":
+            return f"{label} replaces a machine when it is deleted (strategy OnDelete)", None
         if renamed:
-            return f"rolls {label} (every machine is replaced)"
+            return f"rolls {label} (every machine is replaced)", None
         if after is not None:
-            return f"rolls {label} (spec.nodes.rolloutAfter {after})"
-        return f"not {label} (its reference is the same)"
+            return f"rolls {label} (spec.nodes.rolloutAfter {after})", None
+        return f"not {label} (its reference is the same)", (
+            f"{label} rolls for a new reference, not for a template's content: set "
+            "spec.nodes.rollout: rename, or spec.nodes.rolloutAfter"
+        )
+    if role == "managed-pool":
+        return f"not {label} (an EKS managed node group without a launch template)", (
+            f"{label} is an EKS managed node group whose AWSManagedMachinePool has no "
+            "spec.awsLaunchTemplate: CAPA gives its nodes no bootstrap data at all; give it "
+            "a launch template"
+        )
     if kind == "MachinePool":
         if renamed:
-            return f"{label} bootstraps its machines anew (a new configRef name)"
-        return f"not {label} (Cluster API re-bootstraps a MachinePool for a new name only)"
-    # a MachineSet makes new machines from it, but never replaces the running ones
-    return f"not {label} (a MachineSet does not replace its machines; only new ones get it)"
+            return f"{label} bootstraps its machines anew (a new configRef name)", None
+        return f"not {label} (a MachinePool is bootstrapped anew for a new name only)", (
+            f"{label} is bootstrapped anew for a new configRef name only: set "
+            "spec.nodes.rollout: rename"
+        )
+    return f"not {label} (a MachineSet never replaces its machines)", (
+        f"{label} never replaces its machines: delete them, or let a MachineDeployment own it"
+    )
 
 
-def _class_effect(new: str | None) -> str:
-    if new is not None:
+def _class_effect(renamed: bool) -> str:
+    if renamed:
         return "rolls: the topology controller makes each cluster's copy of the new template"
     return f"rolls {_RESYNC}: the topology controller rotates each cluster's copy"
 

@@ -16,14 +16,15 @@ from collections.abc import Callable, Iterable, Mapping
 
 from proxy_postrender import TYPE_CHECKING, dialects
 from proxy_postrender.errors import DocumentContext, InputError
-from proxy_postrender.nodes.kubeadm import ANNOTATION
-from proxy_postrender.objects import Path, annotations_of, walk_objects
+from proxy_postrender.nodes.kubeadm import ANNOTATION, NodePlan
+from proxy_postrender.objects import Path, annotations_of, is_mapping, walk_objects
 from proxy_postrender.plans import Plan
 from proxy_postrender.record import Record
 from proxy_postrender.rollout.references import (
     REFERRER_KINDS,
     Key,
     Ref,
+    infrastructure_of,
     key_of,
     references,
     shown,
@@ -77,6 +78,14 @@ class Ledger:
         # the referenced object -> its referrers: (shown, kind, role)
         self.referrers: dict[Key, list[tuple[str, str, str]]] = {}
         self.names: dict[Key, str] = {}  # the objects whose name changes -> the new one
+        # (group, kind, name) -> the keys of ``referrers`` and ``names`` of that name, in
+        # any namespace (an object or a reference without one fits any: see ``_fits``)
+        self._referred: dict[tuple[str, str, str], list[Key]] = {}
+        self._named: dict[tuple[str, str, str], list[Key]] = {}
+        # a MachinePool's label -> its infrastructure; the EKS managed node groups of the
+        # stream without a launch template (CAPA gives their nodes no bootstrap data)
+        self._pool_infra: dict[str, Key] = {}
+        self._no_launch_template: set[Key] = set()
         self.findings: list[tuple[str, str, DocumentContext | None]] = []
         self.recorded_times = False  # a referrer holds a rollout time the tool wrote
 
@@ -89,8 +98,17 @@ class Ledger:
     def add_references(self, obj: Mapping[str, Any]) -> None:
         own = key_of(obj, self.namespace)
         label = shown(own) if own is not None else str(obj.get("kind"))
+        kind = str(obj.get("kind"))
+        if kind == _MANAGED_POOL and own is not None and not _launch_template(obj):
+            self._no_launch_template.add(own)
+        infra = infrastructure_of(obj, self.namespace) if kind == "MachinePool" else None
+        if infra is not None:
+            self._pool_infra[label] = infra
         for ref in references(obj, self.namespace):
-            self.referrers.setdefault(ref.key, []).append((label, str(obj.get("kind")), ref.role))
+            if ref.key not in self.referrers:
+                self._referred.setdefault(_unspaced(ref.key), []).append(ref.key)
+            role = _role(obj, ref.role)
+            self.referrers.setdefault(ref.key, []).append((label, str(obj.get("kind")), role))
         if str(obj.get("kind")) in TIMED_KINDS and ROLLOUT_ANNOTATION in annotations_of(obj):
             self.recorded_times = True
 
@@ -102,10 +120,47 @@ class Ledger:
         if self.removing or row.level not in RENAMED_LEVELS:
             return False, None
         key = key_of(obj, self.namespace)
-        if key is None or key not in self.referrers or not (self.rename or row.immutable):
+        if key is None or not self.referrers_of(key) or not (self.rename or row.immutable):
             return False, None
         before = Record.read(obj, _RECORD).renamed_from
         return True, before or key[3]
+
+    def referrers_of(self, key: Key) -> list[tuple[str, str, str]]:
+        """Who in the stream refers to the object ``key``."""
+        found: list[tuple[str, str, str]] = []
+        for ref in self._referred.get(_unspaced(key), []):
+            if _fits(ref[2], key[2]):
+                found += [self._refined(referrer) for referrer in self.referrers[ref]]
+        return found
+
+    def _refined(self, referrer: tuple[str, str, str]) -> tuple[str, str, str]:
+        """A MachinePool of an EKS managed node group without a launch template."""
+        label, kind, _ = referrer
+        infra = self._pool_infra.get(label)
+        if infra is not None and infra in self._no_launch_template:
+            return label, kind, "managed-pool"
+        return referrer
+
+    def rename_to(self, key: Key, new: str) -> None:
+        self.names[key] = new
+        self._named.setdefault(_unspaced(key), []).append(key)
+
+    def new_name(self, ref: Key) -> str | None:
+        """The name the object a reference names gets (None: it keeps its name); an
+        InputError when a reference without a namespace fits objects renamed apart."""
+        if ref in self.names:
+            return self.names[ref]
+        fitting = {
+            self.names[k] for k in self._named.get(_unspaced(ref), []) if _fits(ref[2], k[2])
+        }
+        if len(fitting) > 1:
+            raise InputError(
+                f"the reference to {shown(ref)} has no namespace, and objects of that name in "
+                "several namespaces of the stream are renamed apart "
+                f"({', '.join(sorted(fitting))}): give the objects namespaces, or pass "
+                "--namespace"
+            )
+        return fitting.pop() if fitting else None
 
     def follow(
         self,
@@ -122,7 +177,7 @@ class Ledger:
             ops.append(SetValue((*base, "metadata", "name"), self.names[key]))
         moved, refs = [], references(obj, self.namespace)
         for ref in refs:
-            new = self.names.get(ref.key)
+            new = self.new_name(ref.key)
             if new is not None:
                 ops.append(SetValue((*base, *ref.name_path), new))
                 moved.append(f"{shown(ref.key)} -> {new}")
@@ -131,12 +186,14 @@ class Ledger:
             ops += timed.ops
         if plan is None and ops:
             plan = MovedPlan(moved=moved, lines=[timed.line] if timed and timed.line else [])
+        elif isinstance(plan, NodePlan):  # a ClusterClass: its planner's plan says it
+            plan.notes += [f"reference moved: {m}" for m in moved]
         if plan is not None:
             plan.ops += ops
             if key is not None and not self.removing:
                 from proxy_postrender.rollout import effects  # lazy: only changed objects
 
-                seen = effects.Seen(self.referrers.get(key, []), self.names.get(key), self.after)
+                seen = effects.Seen(self.referrers_of(key), self.names.get(key), self.after)
                 self.findings += effects.of(obj, key, plan, seen, context)
         return plan
 
@@ -152,6 +209,40 @@ class Ledger:
         made = after.plan(obj, base, self.after if ours else None, after.recorded(record.entries))
         entries = [made.entry] if made.entry is not None else []
         return after.AfterPlan([*made.ops, *record.ops(obj, base, entries)], made.entry, made.line)
+
+
+_MANAGED_POOL = "AWSManagedMachinePool"  # CAPA's EKS managed node group
+
+
+def _launch_template(obj: Mapping[str, Any]) -> bool:
+    spec = obj.get("spec")
+    return is_mapping(spec) and spec.get("awsLaunchTemplate") is not None
+
+
+def _unspaced(key: Key) -> tuple[str, str, str]:
+    return key[0], key[1], key[3]
+
+
+def _fits(one: str, other: str) -> bool:
+    """Whether two namespaces may be one: the same, or either unknown (an object written
+    without one, and no --namespace, lands in whichever it is applied to), the rule of
+    the Cluster discovery (noproxy/discovery.py)."""
+    return one == other or not one or not other
+
+
+def _role(obj: Mapping[str, Any], role: str) -> str:
+    """A referrer's role, refined: a MachineDeployment that replaces a machine only when
+    it is deleted (``OnDelete``, v1beta1 spec.strategy, v1beta2 spec.rollout.strategy),
+    a MachinePool of an EKS managed node group without a launch template."""
+    spec = obj.get("spec")
+    spec = spec if is_mapping(spec) else {}
+    kind = obj.get("kind")
+    if kind == "MachineDeployment":
+        rollout = spec.get("rollout")
+        strategy = (rollout if is_mapping(rollout) else {}).get("strategy", spec.get("strategy"))
+        if is_mapping(strategy) and strategy.get("type") == "OnDelete":
+            return "ondelete"
+    return role
 
 
 def scan(
@@ -172,7 +263,7 @@ def scan(
         if len(segment.text) > MAX_PARSED_BYTES:
             continue  # refused by the main pass when it is a target
         kind = segment.sniff_kind()
-        if kind is not None and kind not in REFERRER_KINDS and kind not in node_kinds:
+        if kind is not None and kind not in _READ_KINDS and kind not in node_kinds:
             continue
         for obj in _objects(segment):
             ledger.add_references(obj)
@@ -210,7 +301,7 @@ def _name_templates(
             before = Record.read(obj, _RECORD).renamed_from
             if ledger.removing:
                 if before and before != key[3]:
-                    ledger.names[key] = before
+                    ledger.rename_to(key, before)
                 continue
             renaming, original = ledger.intent(obj, found[1])
             if not renaming or original is None:
@@ -224,8 +315,11 @@ def _name_templates(
             what = f"{key[1]}"
             new = _digested(original, owned, what) if owned else original
             if new != key[3]:
-                ledger.names[key] = new
+                ledger.rename_to(key, new)
     return seen
+
+
+_READ_KINDS: frozenset[str] = REFERRER_KINDS | {_MANAGED_POOL}
 
 
 def _digested(name: str, owned: list[Any], what: str) -> str:

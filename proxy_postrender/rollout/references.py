@@ -122,6 +122,15 @@ def references(obj: Mapping[str, Any], default_namespace: str) -> list[Ref]:
     return found
 
 
+def infrastructure_of(obj: Mapping[str, Any], default_namespace: str) -> Key | None:
+    """The infrastructure a MachinePool's machines are made with (its template's
+    ``infrastructureRef``)."""
+    own = key_of(obj, default_namespace)
+    namespace = own[2] if own is not None else default_namespace
+    hits = _walk(obj, ("spec", "template", "spec", "infrastructureRef"), ())
+    return _ref_key(hits[0][1], namespace) if hits else None
+
+
 def _walk(
     value: Any, steps: tuple[str, ...], path: tuple[str | int, ...]
 ) -> list[tuple[tuple[str | int, ...], Mapping[str, Any]]]:
