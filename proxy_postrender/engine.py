@@ -115,10 +115,12 @@ def run(
     if request.nodes is not None and not request.removing:
         watch = owners.Watch(request.nodes, bootstraps_namespace=request.pods.namespace or "")
     clusters = None
+    read: list[Any] | None = None  # the objects the discovery read, for the rollout pass
     if _discovers_clusters(request):
         from proxy_postrender.noproxy.discovery import discover_stream  # lazy: start-up time
 
-        clusters = discover_stream(segments(), request.pods.namespace)
+        read = []
+        clusters = discover_stream(segments(), request.pods.namespace, read)
     envs = resolve.environments(request, clusters, _workloads_env(segments, request, result))
     resolver = resolve.Resolver(request, envs)
     kinds = request.targets.kinds
@@ -129,7 +131,9 @@ def run(
         seen = resolver.ledger = ledger.Ledger(
             request.nodes, request.removing, request.pods.namespace or ""
         )
-        ledger.scan(segments(), seen, lambda o, b, c: planners.plan(o, b, request, resolver, c))
+        ledger.scan(
+            segments(), seen, lambda o, b, c: planners.plan(o, b, request, resolver, c), read
+        )
         if seen.moves:
             kinds = kinds | references.REFERRER_KINDS
 
@@ -320,10 +324,12 @@ def _process_parsed(
     resolver: resolve.Resolver,
     watch: owners.Watch | None,
 ) -> Outcome:
-    docs = _read(segment, index)
+    parsed = resolver.ledger.take_parsed(index) if resolver.ledger is not None else None
+    docs = parsed if parsed is not None else _read(segment, index)
     changes: list[list[Op]] = []
     reports: list[ObjectReport] = []
-    for _, data in docs:
+    ledger = resolver.ledger
+    for number, (_, data) in enumerate(docs):
         doc_ops: list[Op] = []
         for base, obj in walk_objects(data):
             context = _context(segment, index, obj)
@@ -332,14 +338,17 @@ def _process_parsed(
             # a Helm hook reads the hooks' copies of the generated objects
             hook = generated.hook_of(obj)
             planned = request if hook is None else generated.for_hooks(request)
+            # the rollout pass planned the templates it renames already (the same plan)
+            plan = ledger.take_plan(index, number, base) if ledger and hook is None else None
             try:
-                plan = planners.plan(obj, base, planned, resolver, context)
+                if plan is None:
+                    plan = planners.plan(obj, base, planned, resolver, context)
             except InputError as exc:  # named by its own document, else by this one
                 raise InputError(exc.message, exc.context or context) from None
             if watch is not None and isinstance(plan, NodePlan):
                 watch.node_plan(obj, request.targets.find(obj), plan, context)
-            if resolver.ledger is not None:
-                plan = resolver.ledger.follow(obj, base, plan, context)
+            if ledger is not None:
+                plan = ledger.follow(obj, base, plan, context)
             if plan is None:
                 continue
             doc_ops.extend(plan.ops)

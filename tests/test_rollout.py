@@ -510,3 +510,25 @@ def test_an_eks_managed_node_group_without_a_launch_template_is_warned_about() -
     proc = run_cli([str(SHARED_PROFILE), "--report"], with_template.encode())
     assert "[nodes/no-rollout]" not in proc.stderr.decode()
     assert "MachinePool eks/pool-0 bootstraps its machines anew" in proc.stderr.decode()
+
+
+@pytest.mark.parametrize("discovery", [True, False])
+def test_a_list_of_objects_is_followed_with_or_without_the_discovery(
+    tmp_path: Path, discovery: bool
+) -> None:
+    """The references come from the Cluster discovery's reading when it runs, else from
+    the pass's own: a MachineDeployment inside a kind: List is found either way."""
+    docs = _objects(TEMPLATES)
+    items = YAML(typ="safe")
+    stream = io.StringIO()
+    items.dump({"apiVersion": "v1", "kind": "List", "items": docs[:2]}, stream)
+    profile = SHARED_PROFILE.read_text()
+    if not discovery:
+        profile = profile.replace("spec:\n", "spec:\n  noProxyDiscovery: false\n", 1)
+    out = _run(stream.getvalue(), _profile(tmp_path, profile))
+    (listed,) = _objects(out)
+    md, template = listed["items"]
+    assert template["metadata"]["name"] == "c1-md-0-3f9a1c-b95aea2deb"
+    assert md["spec"]["template"]["spec"]["bootstrap"]["configRef"]["name"] == (
+        "c1-md-0-3f9a1c-b95aea2deb"
+    )

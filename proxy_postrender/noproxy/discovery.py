@@ -597,10 +597,15 @@ def _context(segment: Segment, index: int, obj: Mapping[str, Any]) -> DocumentCo
     return DocumentContext(index, segment.line, kind, name or None, namespace or None, source)
 
 
-def discover_stream(segments: Iterable[Segment], namespace: str | None = None) -> ClusterIndex:
+def discover_stream(
+    segments: Iterable[Segment],
+    namespace: str | None = None,
+    read: list[Mapping[str, Any]] | None = None,
+) -> ClusterIndex:
     """Index the Cluster API objects of a stream; unparsable documents are left out.
     Documents are counted as the engine counts them, so errors name the same one.
-    ``namespace`` is that of the documents without one (--namespace)."""
+    ``namespace`` is that of the documents without one (--namespace); ``read`` gets every
+    object read (the rollout pass takes the references from them)."""
     objects: list[Mapping[str, Any]] = []
     contexts: dict[int, DocumentContext] = {}
     # the kubeadm templates: read only when a ClusterClass is in the stream (they matter
@@ -630,6 +635,8 @@ def discover_stream(segments: Iterable[Segment], namespace: str | None = None) -
     if classes:
         for segment, at in templates:
             _read_into(segment, at, objects, contexts)
+    if read is not None:
+        read += objects
     return discover(objects, lambda obj: contexts.get(id(obj)), namespace)
 
 

@@ -17,7 +17,8 @@ from collections.abc import Callable, Iterable, Mapping
 from proxy_postrender import TYPE_CHECKING, dialects
 from proxy_postrender.errors import DocumentContext, InputError
 from proxy_postrender.nodes.kubeadm import ANNOTATION, NodePlan
-from proxy_postrender.objects import Path, annotations_of, is_mapping, walk_objects
+from proxy_postrender.noproxy.discovery import DISCOVERY_KINDS
+from proxy_postrender.objects import LIST_KINDS, Path, annotations_of, is_mapping, walk_objects
 from proxy_postrender.plans import Plan
 from proxy_postrender.record import Record
 from proxy_postrender.rollout.references import (
@@ -30,8 +31,9 @@ from proxy_postrender.rollout.references import (
     shown,
 )
 from proxy_postrender.structs import field
+from proxy_postrender.yamltext.errors import LimitError, ParseError
 from proxy_postrender.yamltext.ops import Op, SetValue
-from proxy_postrender.yamltext.read import MAX_PARSED_BYTES, load_documents
+from proxy_postrender.yamltext.read import MAX_PARSED_BYTES, load_documents, nodes_and_data
 
 if TYPE_CHECKING:
     from typing import Any
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
     from proxy_postrender.nodes.kubeadm import NodeSettings
     from proxy_postrender.nodes.rollouttime import AfterPlan
     from proxy_postrender.yamltext.stream import Segment
+    from proxy_postrender.yamltext.tree import Node
 
 # the levels whose objects are renamed: what machines are made from, by reference
 RENAMED_LEVELS: frozenset[str] = frozenset({dialects.TEMPLATE, dialects.CONFIG})
@@ -88,6 +91,10 @@ class Ledger:
         self._no_launch_template: set[Key] = set()
         self.findings: list[tuple[str, str, DocumentContext | None]] = []
         self.recorded_times = False  # a referrer holds a rollout time the tool wrote
+        # the plans this pass made, by (document index, document of its segment, path):
+        # the main pass takes them instead of planning those objects again
+        self.planned: dict[tuple[int, int, Path], Plan] = {}
+        self.parsed: dict[int, list[tuple[Node, Any]]] = {}  # and the documents read
 
     @property
     def moves(self) -> bool:
@@ -124,6 +131,14 @@ class Ledger:
             return False, None
         before = Record.read(obj, _RECORD).renamed_from
         return True, before or key[3]
+
+    def take_parsed(self, index: int) -> list[tuple[Node, Any]] | None:
+        """The documents of a segment this pass read with their nodes (once)."""
+        return self.parsed.pop(index, None)
+
+    def take_plan(self, index: int, number: int, base: Path) -> Plan | None:
+        """The plan this pass made for an object (once: the main pass changes it)."""
+        return self.planned.pop((index, number, base), None)
 
     def referrers_of(self, key: Key) -> list[tuple[str, str, str]]:
         """Who in the stream refers to the object ``key``."""
@@ -249,10 +264,19 @@ def scan(
     segments: Iterable[Segment],
     ledger: Ledger,
     plan: Callable[[Mapping[str, Any], Path, DocumentContext], Plan | None],
+    read: list[Mapping[str, Any]] | None = None,
 ) -> Ledger:
     """``ledger`` filled from a stream: its references, and the new names of the templates
-    they name (``plan``: the main pass's planning of one object)."""
-    node_kinds = {row.kind for d in dialects.DIALECTS for row in d.kinds}
+    they name (``plan``: the main pass's planning of one object; ``read``: the objects
+    the Cluster discovery read already, of the kinds it reads, not read again)."""
+    for obj in read or []:
+        ledger.add_references(obj)
+    # the kinds to read here: those the discovery does not read (all, without it)
+    wanted = _READ_KINDS if read is None else _READ_KINDS - DISCOVERY_KINDS
+    # the kinds that may be renamed (a control plane keeps its name)
+    node_kinds = {
+        row.kind for d in dialects.DIALECTS for row in d.kinds if row.level in RENAMED_LEVELS
+    }
     held: list[tuple[Segment, int]] = []
     index = 0
     for segment in segments:
@@ -263,11 +287,13 @@ def scan(
         if len(segment.text) > MAX_PARSED_BYTES:
             continue  # refused by the main pass when it is a target
         kind = segment.sniff_kind()
-        if kind is not None and kind not in _READ_KINDS and kind not in node_kinds:
-            continue
-        for obj in _objects(segment):
-            ledger.add_references(obj)
-        if kind is None or kind in node_kinds:
+        # a referrer (a node object refers to none); a kind that shows only when parsed, and
+        # a List, are read by the discovery when it runs
+        unseen = kind is None or kind in LIST_KINDS
+        if kind in wanted or (unseen and read is None):
+            for obj in _objects(segment):
+                ledger.add_references(obj)
+        if unseen or kind in node_kinds:
             held.append((segment, index))
     seen: set[Key] = set()
     for segment, at in held:
@@ -291,7 +317,11 @@ def _name_templates(
     from proxy_postrender.nodes.kubeadm import NodePlan  # lazy: start-up
 
     seen: set[Key] = set()
-    for doc in load_documents(segment.text) or []:
+    try:
+        docs = nodes_and_data(segment.text)
+    except (ParseError, LimitError):
+        return seen  # the main pass says why, when it is a target
+    for number, (_, doc) in enumerate(docs):
         for base, obj in walk_objects(doc):
             found = dialects.of_kind(_group(obj), str(obj.get("kind")))
             key = key_of(obj, ledger.namespace)
@@ -311,6 +341,9 @@ def _name_templates(
                 made = plan(obj, base, context)
             except InputError:
                 continue  # the main pass meets it in its place, after what comes before
+            if made is not None:
+                ledger.planned[(index, number, base)] = made
+                ledger.parsed[index] = docs  # the main pass splices these
             owned = made.owned if isinstance(made, NodePlan) else []
             what = f"{key[1]}"
             new = _digested(original, owned, what) if owned else original
