@@ -320,3 +320,33 @@ def test_secret_mode_in_place_says_nothing_rolls(tmp_path: Path) -> None:
     second = proc.stdout.decode()
     assert _rolling(first, second) == set()  # nothing reads a new name: nothing rolls
     assert "set spec.nodes.rollout: rename [nodes/no-rollout]" in proc.stderr.decode()
+
+
+# --- review of issue 30 --------------------------------------------------------------------
+
+
+def _as_list(text: str) -> str:
+    """The objects of ``text`` as the items of one ``kind: List`` (block style)."""
+    docs = [d for d in text.split("\n---\n") if "kind:" in d]
+    items = []
+    for doc in docs:
+        body = [line for line in doc.splitlines() if line and not line.startswith("#")]
+        items.append("\n".join(("- " if i == 0 else "  ") + line for i, line in enumerate(body)))
+    return "apiVersion: v1\nkind: List\nitems:\n" + "\n".join(items) + "\n"
+
+
+def test_a_list_of_objects_is_renamed_like_a_stream(tmp_path: Path) -> None:
+    """The rollout pass reads the items of a ``kind: List`` (it skipped such a document:
+    the template was changed in place, with a warning that nothing refers to it)."""
+    listed = _as_list(TEMPLATES)
+    proc = run_cli([str(SHARED_PROFILE), "--report"], listed.encode())
+    assert proc.returncode == 0, proc.stderr.decode()
+    first = proc.stdout.decode()
+    assert "name: c1-md-0-3f9a1c-b95aea2deb" in first
+    assert "nodes/no-rollout" not in proc.stderr.decode()
+    items = _objects(first)[0]["items"]
+    assert oracle.dangling_references(items) == []
+    second = _run(first, _profile(tmp_path, MOVED))
+    rolled = oracle.rolling(_objects(first)[0]["items"], _objects(second)[0]["items"], now=NOW)
+    assert {"MachineDeployment/c1-md-0", "MachineDeployment/c1-md-1"} <= rolled
+    assert _run(second, SHARED_PROFILE, "--remove") == listed

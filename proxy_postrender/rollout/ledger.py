@@ -19,7 +19,7 @@ from proxy_postrender.errors import DocumentContext, InputError
 from proxy_postrender.nodes import digest
 from proxy_postrender.nodes import rollouttime as after
 from proxy_postrender.nodes.kubeadm import ANNOTATION
-from proxy_postrender.objects import Path, annotations_of, walk_objects
+from proxy_postrender.objects import LIST_KINDS, Path, annotations_of, walk_objects
 from proxy_postrender.plans import Plan
 from proxy_postrender.record import Record
 from proxy_postrender.rollout import effects
@@ -45,6 +45,8 @@ if TYPE_CHECKING:
 RENAMED_LEVELS: frozenset[str] = frozenset({dialects.TEMPLATE, dialects.CONFIG})
 _NODE_GROUP_END = "cluster.x-k8s.io"  # every bootstrap and referrer group ends so
 _RECORD = ANNOTATION
+# what the pass reads besides the node kinds: the referrers, and a List of objects
+_SCANNED_KINDS: frozenset[str] = REFERRER_KINDS | LIST_KINDS
 
 
 class MovedPlan(Plan):
@@ -169,11 +171,13 @@ def scan(
         if len(segment.text) > MAX_PARSED_BYTES:
             continue  # refused by the main pass when it is a target
         kind = segment.sniff_kind()
-        if kind is not None and kind not in REFERRER_KINDS and kind not in node_kinds:
+        if kind is not None and kind not in _SCANNED_KINDS and kind not in node_kinds:
             continue
-        for obj in _objects(segment):
+        objects = _objects(segment)
+        for obj in objects:
             ledger.add_references(obj)
-        if kind is None or kind in node_kinds:
+        # planned below: only what holds a node object (a document is parsed once more)
+        if any(str(obj.get("kind")) in node_kinds for obj in objects):
             held.append((segment, index))
     seen: set[Key] = set()
     for segment, at in held:
