@@ -350,3 +350,25 @@ def test_a_list_of_objects_is_renamed_like_a_stream(tmp_path: Path) -> None:
     rolled = oracle.rolling(_objects(first)[0]["items"], _objects(second)[0]["items"], now=NOW)
     assert {"MachineDeployment/c1-md-0", "MachineDeployment/c1-md-1"} <= rolled
     assert _run(second, SHARED_PROFILE, "--remove") == listed
+
+
+def test_remove_restores_quoted_names_in_flow_mappings_exactly() -> None:
+    """A name quoted inside a flow mapping (``{kind: X, name: "y"}``, ``metadata:
+    {name: 'y'}``) keeps its quotes when renamed, so --remove gives it back (the flow
+    splice wrote the rename plain, and --remove the name plain)."""
+    text = TEMPLATES.replace(
+        "        configRef:\n"
+        "          apiVersion: bootstrap.cluster.x-k8s.io/v1beta1\n"
+        "          kind: KubeadmConfigTemplate\n"
+        "          name: c1-md-0-3f9a1c  # the chart's own hash suffix stays\n",
+        "        configRef: {apiVersion: bootstrap.cluster.x-k8s.io/v1beta1, "
+        "kind: KubeadmConfigTemplate, name: \"c1-md-0-3f9a1c\"}  # the chart's hash stays\n",
+    ).replace(
+        "metadata:\n  name: c1-md-0-3f9a1c\n  namespace: org-a\n",
+        "metadata: {name: 'c1-md-0-3f9a1c', namespace: org-a}  # a comment\n",
+    )
+    assert text.count("c1-md-0-3f9a1c") == 2 and "{name: 'c1-md-0-3f9a1c'" in text
+    out = _run(text)
+    assert 'name: "c1-md-0-3f9a1c-b95aea2deb"}' in out
+    assert "{name: 'c1-md-0-3f9a1c-b95aea2deb'" in out
+    assert _run(out, SHARED_PROFILE, "--remove") == text
