@@ -372,3 +372,47 @@ def test_remove_restores_quoted_names_in_flow_mappings_exactly() -> None:
     assert 'name: "c1-md-0-3f9a1c-b95aea2deb"}' in out
     assert "{name: 'c1-md-0-3f9a1c-b95aea2deb'" in out
     assert _run(out, SHARED_PROFILE, "--remove") == text
+
+
+@pytest.mark.parametrize(
+    ("api", "own"),
+    [
+        ("v1beta2", "  rollout:\n    after: \"2026-01-01T00:00:00Z\"\n"),
+        ("v1beta1", "  rolloutAfter: 2026-01-01T00:00:00Z\n"),
+        ("v1beta1", "  rolloutAfter: null\n"),
+        ("v1beta2", "  rollout:\n    after: null\n"),
+        ("v1beta2", "  rollout: null\n"),
+    ],
+)
+def test_a_machine_deployment_keeping_its_own_time_is_said_not_to_roll(
+    tmp_path: Path, api: str, own: str
+) -> None:
+    """Where the manifest sets its own rollout time (a null too), the run's is not written:
+    the report says that MachineDeployment does not roll, as the oracle does (it said
+    "rolls ... (spec.nodes.rolloutAfter ...)"); a null is kept, so --remove gives it back
+    (the time was written over it, and --remove deleted the key)."""
+    ref = (
+        "apiVersion: bootstrap.cluster.x-k8s.io/v1beta1"
+        if api == "v1beta1"
+        else "apiGroup: bootstrap.cluster.x-k8s.io"
+    )
+    infra = ref.replace("bootstrap.", "infrastructure.")
+    text = (
+        f"apiVersion: cluster.x-k8s.io/{api}\nkind: MachineDeployment\n"
+        "metadata:\n  name: md\n  namespace: ns\nspec:\n  clusterName: c1\n" + own + "  template:\n"
+        "    spec:\n      clusterName: c1\n      bootstrap:\n        configRef:\n"
+        f"          {ref}\n          kind: KubeadmConfigTemplate\n          name: t1\n"
+        f"      infrastructureRef:\n        {infra}\n        kind: DockerMachineTemplate\n"
+        "        name: md\n---\napiVersion: bootstrap.cluster.x-k8s.io/v1beta1\n"
+        "kind: KubeadmConfigTemplate\nmetadata:\n  name: t1\n  namespace: ns\n"
+        "spec:\n  template:\n    spec: {}\n"
+    )
+    nodes = '    rollout: inPlace\n    rolloutAfter: "2026-11-27T06:00:00Z"\n'
+    first = _run(text, _in_place(tmp_path))
+    proc = run_cli([str(_profile(tmp_path, _with_nodes(MOVED, nodes))), "--report"], first.encode())
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert _rolling(first, proc.stdout.decode()) == set()
+    report = proc.stderr.decode()
+    assert "rolls MachineDeployment ns/md" not in report
+    assert "not MachineDeployment ns/md" in report and "[nodes/no-rollout]" in report
+    assert _run(proc.stdout.decode(), SHARED_PROFILE, "--remove") == text

@@ -49,6 +49,8 @@ class Seen(FrozenStruct):
     referrers: Referrers
     new: str | None
     after: str | None
+    # the referrers that keep a rollout time of the manifest's (the run's is not written)
+    untimed: frozenset[str] = frozenset()
 
 
 def of(
@@ -113,7 +115,9 @@ def _worker(kind: str, key: Key, seen: Seen) -> tuple[str, str | None]:
     machines = [(label, k) for label, k, role in referrers if role == "machines"]
     classes = [label for label, _, role in referrers if role == "class"]
     pools = [label for label, _, role in referrers if role == "class-pool"]
-    rolls = [_rolls(label, k, renamed=new is not None, after=seen.after) for label, k in machines]
+    rolls = [
+        _rolls(label, k, renamed=new is not None, after=_time(seen, label)) for label, k in machines
+    ]
     stay = [label for (label, _), r in zip(machines, rolls, strict=True) if r.startswith("not")]
     rolls += [f"every Cluster of {label} {_class_effect(new)}" for label in classes]
     rolls += [f"not the MachinePools of {label}'s Clusters (patched in place)" for label in pools]
@@ -130,11 +134,22 @@ def _worker(kind: str, key: Key, seen: Seen) -> tuple[str, str | None]:
             "configs made from it in place (cluster-api #10496): the running instances of "
             f"{', '.join(stay)} keep the old settings; replace them"
         )
+    hint = (
+        "set spec.nodes.rollout: rename, or spec.nodes.rolloutAfter"
+        if seen.after is None
+        else "set spec.nodes.rollout: rename, or take the manifest's own rollout time "
+        "(spec.rollout.after, spec.rolloutAfter, null too) out of them"
+    )
     return line, (
         f"{kind} {key[3]} changed in place, and the machines of {', '.join(stay)} keep the "
         "old settings (Cluster API rolls for a new reference, not for a template's content): "
-        "set spec.nodes.rollout: rename, or spec.nodes.rolloutAfter"
+        + hint
     )
+
+
+def _time(seen: Seen, label: str) -> str | None:
+    """The run's rollout time, when the referrer ``label`` carries it."""
+    return None if label in seen.untimed else seen.after
 
 
 def _rolls(label: str, kind: str, *, renamed: bool, after: str | None) -> str:
@@ -143,7 +158,7 @@ def _rolls(label: str, kind: str, *, renamed: bool, after: str | None) -> str:
             return f"rolls {label} (every machine is replaced)"
         if after is not None:
             return f"rolls {label} (spec.nodes.rolloutAfter {after})"
-        return f"not {label} (its reference is the same)"
+        return f"not {label} (its reference is the same, and no rollout time of the tool's)"
     if kind == "MachinePool":
         if renamed:
             return f"{label} bootstraps its machines anew (a new configRef name)"

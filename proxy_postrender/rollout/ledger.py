@@ -82,6 +82,7 @@ class Ledger:
         self.names: dict[Key, str] = {}  # the objects whose name changes -> the new one
         self.findings: list[tuple[str, str, DocumentContext | None]] = []
         self.recorded_times = False  # a referrer holds a rollout time the tool wrote
+        self.untimed: set[str] = set()  # referrers where the run's time is not written
 
     @property
     def moves(self) -> bool:
@@ -94,8 +95,14 @@ class Ledger:
         label = shown(own) if own is not None else str(obj.get("kind"))
         for ref in references(obj, self.namespace):
             self.referrers.setdefault(ref.key, []).append((label, str(obj.get("kind")), ref.role))
-        if str(obj.get("kind")) in after.KINDS and ROLLOUT_ANNOTATION in annotations_of(obj):
+        if str(obj.get("kind")) not in after.KINDS:
+            return
+        if ROLLOUT_ANNOTATION in annotations_of(obj):
             self.recorded_times = True
+        if self.after is not None:
+            record = Record.read(obj, ROLLOUT_ANNOTATION)
+            if after.plan(obj, (), self.after, after.recorded(record.entries)).entry is None:
+                self.untimed.add(label)  # the manifest's own time (or null) is kept
 
     def intent(
         self, obj: Mapping[str, Any], row: dialects.BootstrapKind
@@ -137,7 +144,12 @@ class Ledger:
         if plan is not None:
             plan.ops += ops
             if key is not None and not self.removing:
-                seen = effects.Seen(self.referrers.get(key, []), self.names.get(key), self.after)
+                seen = effects.Seen(
+                    self.referrers.get(key, []),
+                    self.names.get(key),
+                    self.after,
+                    frozenset(self.untimed),
+                )
                 self.findings += effects.of(obj, key, plan, seen, context)
         return plan
 
