@@ -416,3 +416,21 @@ def test_a_machine_deployment_keeping_its_own_time_is_said_not_to_roll(
     assert "rolls MachineDeployment ns/md" not in report
     assert "not MachineDeployment ns/md" in report and "[nodes/no-rollout]" in report
     assert _run(proc.stdout.decode(), SHARED_PROFILE, "--remove") == text
+
+
+@pytest.mark.parametrize("name", ["0-md-3f9a1c", "1pool"])
+def test_remove_restores_a_plain_name_that_starts_with_a_digit(name: str) -> None:
+    """A Kubernetes name may start with a digit: renamed, it stays plain (it was written
+    double-quoted, and --remove gave the original back quoted: not the input), in block
+    style and in a flow mapping."""
+    block = TEMPLATES.replace("c1-md-0-3f9a1c", name)
+    flow = block.replace(
+        f"metadata:\n  name: {name}\n  namespace: org-a\n",
+        f"metadata: {{name: {name}, namespace: org-a}}\n",
+    )
+    assert flow != block
+    for text in (block, flow):
+        out = _run(text)
+        assert f"name: {name}-b95aea2deb" in out
+        assert _objects(out)[1]["metadata"]["name"] == f"{name}-b95aea2deb"
+        assert _run(out, SHARED_PROFILE, "--remove") == text
