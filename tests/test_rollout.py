@@ -362,7 +362,7 @@ def test_remove_restores_quoted_names_in_flow_mappings_exactly() -> None:
         "          kind: KubeadmConfigTemplate\n"
         "          name: c1-md-0-3f9a1c  # the chart's own hash suffix stays\n",
         "        configRef: {apiVersion: bootstrap.cluster.x-k8s.io/v1beta1, "
-        "kind: KubeadmConfigTemplate, name: \"c1-md-0-3f9a1c\"}  # the chart's hash stays\n",
+        'kind: KubeadmConfigTemplate, name: "c1-md-0-3f9a1c"}  # the chart\'s hash stays\n',
     ).replace(
         "metadata:\n  name: c1-md-0-3f9a1c\n  namespace: org-a\n",
         "metadata: {name: 'c1-md-0-3f9a1c', namespace: org-a}  # a comment\n",
@@ -377,7 +377,7 @@ def test_remove_restores_quoted_names_in_flow_mappings_exactly() -> None:
 @pytest.mark.parametrize(
     ("api", "own"),
     [
-        ("v1beta2", "  rollout:\n    after: \"2026-01-01T00:00:00Z\"\n"),
+        ("v1beta2", '  rollout:\n    after: "2026-01-01T00:00:00Z"\n'),
         ("v1beta1", "  rolloutAfter: 2026-01-01T00:00:00Z\n"),
         ("v1beta1", "  rolloutAfter: null\n"),
         ("v1beta2", "  rollout:\n    after: null\n"),
