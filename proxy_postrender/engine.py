@@ -331,12 +331,12 @@ def _process_parsed(
             planned = request if hook is None else generated.for_hooks(request)
             try:
                 plan = planners.plan(obj, base, planned, resolver, context)
+                if watch is not None and isinstance(plan, NodePlan):
+                    watch.node_plan(obj, request.targets.find(obj), plan, context)
+                if resolver.ledger is not None:
+                    plan = resolver.ledger.follow(obj, base, plan, context)
             except InputError as exc:  # named by its own document, else by this one
                 raise InputError(exc.message, exc.context or context) from None
-            if watch is not None and isinstance(plan, NodePlan):
-                watch.node_plan(obj, request.targets.find(obj), plan, context)
-            if resolver.ledger is not None:
-                plan = resolver.ledger.follow(obj, base, plan, context)
             if plan is None:
                 continue
             doc_ops.extend(plan.ops)

@@ -434,3 +434,56 @@ def test_remove_restores_a_plain_name_that_starts_with_a_digit(name: str) -> Non
         assert f"name: {name}-b95aea2deb" in out
         assert _objects(out)[1]["metadata"]["name"] == f"{name}-b95aea2deb"
         assert _run(out, SHARED_PROFILE, "--remove") == text
+
+
+def test_a_name_that_holds_a_record_separator_comes_back_exactly() -> None:
+    """The record keeps the original name escaped: a name (not one Kubernetes takes) with
+    ";" read back as record entries of its own (commands=1), and the second run changed
+    the output and --remove did not give the input back."""
+    text = TEMPLATES.replace("c1-md-0-3f9a1c", '"c1;commands=1"')
+    text = text.replace('""', '"')
+    out = _run(text)
+    assert "name=c1%3Bcommands%3D1" in out
+    assert _run(out) == out
+    assert _run(out, SHARED_PROFILE, "--remove") == text
+
+
+@pytest.mark.parametrize(
+    ("kind", "annotations", "message"),
+    [
+        ("KubeadmConfigTemplate", '{proxy-postrender.io/node-bootstrap: "name=%ZZ"}', "malformed"),
+        ("KubeadmConfigTemplate", "[1]", "metadata.annotations is not a mapping"),
+        (
+            "MachineDeployment",
+            '{proxy-postrender.io/rollout: "after;~annotations:%ZZ"}',
+            "malformed",
+        ),
+    ],
+)
+def test_an_error_of_the_rollout_step_names_its_document(
+    kind: str, annotations: str, message: str
+) -> None:
+    """Errors met while renaming and moving references name the document (they came
+    without it: the rollout pass and the moving of references were outside the place
+    that adds it)."""
+    docs = TEMPLATES.split("\n---\n")
+    at = next(i for i, doc in enumerate(docs) if f"\nkind: {kind}\n" in f"\n{doc}")
+    docs[at] = docs[at].replace("metadata:\n", f"metadata:\n  annotations: {annotations}\n", 1)
+    proc = run_cli([str(SHARED_PROFILE)], "\n---\n".join(docs).encode())
+    assert proc.returncode == 1 and proc.stdout == b""
+    error = proc.stderr.decode()
+    assert message in error and f"document {at + 1} (line" in error and kind in error
+
+
+def test_a_referrer_with_foreign_annotations_is_moved_without_reading_them() -> None:
+    """A MachineDeployment the tool only moves a reference in (no rollout time) is not
+    refused for annotations it does not write (it was, with an error naming no document;
+    before the rollout step it passed through)."""
+    text = TEMPLATES.replace(
+        "  name: c1-md-0\n  namespace: org-a\n",
+        "  name: c1-md-0\n  namespace: org-a\n  annotations: [1]\n",
+        1,
+    )
+    out = _run(text)
+    assert "annotations: [1]" in out and "name: c1-md-0-3f9a1c-b95aea2deb" in out
+    assert _run(out, SHARED_PROFILE, "--remove") == text

@@ -100,7 +100,10 @@ class Ledger:
         if ROLLOUT_ANNOTATION in annotations_of(obj):
             self.recorded_times = True
         if self.after is not None:
-            record = Record.read(obj, ROLLOUT_ANNOTATION)
+            try:
+                record = Record.read(obj, ROLLOUT_ANNOTATION)
+            except InputError:
+                return  # the main pass says why, in its place
             if after.plan(obj, (), self.after, after.recorded(record.entries)).entry is None:
                 self.untimed.add(label)  # the manifest's own time (or null) is kept
 
@@ -156,7 +159,7 @@ class Ledger:
     def _time(self, obj: Mapping[str, Any], base: Path, refs: list[Ref]) -> after.AfterPlan | None:
         """The rollout time of a MachineDeployment whose machines a node template of the
         dialect table bootstraps, with its own record."""
-        if str(obj.get("kind")) not in after.KINDS:
+        if str(obj.get("kind")) not in after.KINDS or not (self.after or self.recorded_times):
             return None
         record = Record.read(obj, ROLLOUT_ANNOTATION)
         ours = any(dialects.of_kind(ref.key[0], ref.key[1]) for ref in refs)
@@ -220,16 +223,16 @@ def _name_templates(
             if found is None or key is None or found[1].level not in RENAMED_LEVELS:
                 continue
             seen.add(key)
-            before = Record.read(obj, _RECORD).renamed_from
-            if ledger.removing:
-                if before and before != key[3]:
-                    ledger.names[key] = before
-                continue
-            renaming, original = ledger.intent(obj, found[1])
-            if not renaming or original is None:
-                continue
-            context = DocumentContext(index, segment.line, key[1], key[3], key[2] or None)
             try:
+                before = Record.read(obj, _RECORD).renamed_from
+                if ledger.removing:
+                    if before and before != key[3]:
+                        ledger.names[key] = before
+                    continue
+                renaming, original = ledger.intent(obj, found[1])
+                if not renaming or original is None:
+                    continue
+                context = DocumentContext(index, segment.line, key[1], key[3], key[2] or None)
                 made = plan(obj, base, context)
             except InputError:
                 continue  # the main pass meets it in its place, after what comes before
