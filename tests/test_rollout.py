@@ -487,3 +487,33 @@ def test_a_referrer_with_foreign_annotations_is_moved_without_reading_them() -> 
     out = _run(text)
     assert "annotations: [1]" in out and "name: c1-md-0-3f9a1c-b95aea2deb" in out
     assert _run(out, SHARED_PROFILE, "--remove") == text
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("  replicas: 3\n", "  replicas: 3\n  strategy:\n    type: OnDelete\n"),
+        (
+            "  clusterName: c1\n  template:",
+            "  clusterName: c1\n  rollout:\n    strategy:\n      type: OnDelete\n  template:",
+        ),
+    ],
+)
+def test_a_machine_deployment_of_strategy_on_delete_is_said_to_wait(old: str, new: str) -> None:
+    """A MachineDeployment of strategy OnDelete replaces a machine only once it is deleted
+    (cluster-api@ae7ff047 core/reconcilers/machinedeployment/
+    machinedeployment_rollout_ondelete.go): the report said "every machine is replaced"."""
+    text = TEMPLATES.replace(old, new, 1)
+    assert text != TEMPLATES
+    proc = run_cli([str(SHARED_PROFILE), "--report"], text.encode())
+    assert proc.returncode == 0, proc.stderr.decode()
+    report = proc.stderr.decode()
+    md = (
+        "MachineDeployment org-a/c1-md-0"
+        if "replicas" in old
+        else "MachineDeployment org-a/c1-md-1"
+    )
+    assert f"rolls {md}" not in report
+    assert f"not {md} at once (strategy OnDelete" in report
+    assert f"with strategy OnDelete ({md})" in report and "[nodes/no-rollout]" in report
+    assert run_cli([str(SHARED_PROFILE), "--strict"], text.encode()).returncode == 1

@@ -35,6 +35,7 @@ CODES: tuple[tuple[str, bool, str], ...] = (
         "a node bootstrap object changed, and no running machine gets the change",
     ),
 )
+_ON_DELETE = "strategy OnDelete: a machine is replaced once it is deleted"
 _RESYNC = "at the topology controller's next full resync (10 minutes by default)"
 _CLASS_NOTE = (
     "the topology controller applies this to every Cluster of the class: the control "
@@ -51,6 +52,8 @@ class Seen(FrozenStruct):
     after: str | None
     # the referrers that keep a rollout time of the manifest's (the run's is not written)
     untimed: frozenset[str] = frozenset()
+    # the MachineDeployments of strategy OnDelete: they replace a machine once it is deleted
+    on_delete: frozenset[str] = frozenset()
 
 
 def of(
@@ -116,9 +119,13 @@ def _worker(kind: str, key: Key, seen: Seen) -> tuple[str, str | None]:
     classes = [label for label, _, role in referrers if role == "class"]
     pools = [label for label, _, role in referrers if role == "class-pool"]
     rolls = [
-        _rolls(label, k, renamed=new is not None, after=_time(seen, label)) for label, k in machines
+        _rolls(label, k, renamed=new is not None, after=_time(seen, label))
+        if label not in seen.on_delete or (new is None and _time(seen, label) is None)
+        else f"not {label} at once ({_ON_DELETE})"
+        for label, k in machines
     ]
     stay = [label for (label, _), r in zip(machines, rolls, strict=True) if r.startswith("not")]
+    waiting = [label for (label, _), r in zip(machines, rolls, strict=True) if _ON_DELETE in r]
     rolls += [f"every Cluster of {label} {_class_effect(new)}" for label in classes]
     rolls += [f"not the MachinePools of {label}'s Clusters (patched in place)" for label in pools]
     stay += [f"the MachinePools of every Cluster of {label}" for label in pools]
@@ -128,6 +135,12 @@ def _worker(kind: str, key: Key, seen: Seen) -> tuple[str, str | None]:
     line = head + "; ".join(rolls)
     if not stay:
         return line, None
+    if waiting and len(waiting) == len(stay):
+        return line, (
+            f"{kind} {key[3]} changed, and with strategy OnDelete ({', '.join(waiting)}) a "
+            "running machine is replaced only once it is deleted: it keeps the old settings "
+            "until then; delete those machines (one at a time) to replace them"
+        )
     if pools and len(stay) == len(pools):
         return line, (
             f"{kind} {key[3]} changed, and the topology controller patches the MachinePool "

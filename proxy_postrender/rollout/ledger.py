@@ -19,7 +19,7 @@ from proxy_postrender.errors import DocumentContext, InputError
 from proxy_postrender.nodes import digest
 from proxy_postrender.nodes import rollouttime as after
 from proxy_postrender.nodes.kubeadm import ANNOTATION
-from proxy_postrender.objects import LIST_KINDS, Path, annotations_of, walk_objects
+from proxy_postrender.objects import LIST_KINDS, Path, annotations_of, dig, walk_objects
 from proxy_postrender.plans import Plan
 from proxy_postrender.record import Record
 from proxy_postrender.rollout import effects
@@ -83,6 +83,7 @@ class Ledger:
         self.findings: list[tuple[str, str, DocumentContext | None]] = []
         self.recorded_times = False  # a referrer holds a rollout time the tool wrote
         self.untimed: set[str] = set()  # referrers where the run's time is not written
+        self.on_delete: set[str] = set()  # MachineDeployments of strategy OnDelete
 
     @property
     def moves(self) -> bool:
@@ -97,6 +98,8 @@ class Ledger:
             self.referrers.setdefault(ref.key, []).append((label, str(obj.get("kind")), ref.role))
         if str(obj.get("kind")) not in after.KINDS:
             return
+        if obj.get("kind") == "MachineDeployment" and _on_delete(obj):
+            self.on_delete.add(label)
         if ROLLOUT_ANNOTATION in annotations_of(obj):
             self.recorded_times = True
         if self.after is not None:
@@ -152,6 +155,7 @@ class Ledger:
                     self.names.get(key),
                     self.after,
                     frozenset(self.untimed),
+                    frozenset(self.on_delete),
                 )
                 self.findings += effects.of(obj, key, plan, seen, context)
         return plan
@@ -166,6 +170,17 @@ class Ledger:
         made = after.plan(obj, base, self.after if ours else None, after.recorded(record.entries))
         entries = [made.entry] if made.entry is not None else []
         return after.AfterPlan([*made.ops, *record.ops(obj, base, entries)], made.entry, made.line)
+
+
+def _on_delete(obj: Mapping[str, Any]) -> bool:
+    """Whether a MachineDeployment rolls with strategy OnDelete: it replaces a machine
+    once that is deleted (spec.strategy.type in v1beta1, spec.rollout.strategy.type in
+    v1beta2; cluster-api@ae7ff047 core/reconcilers/machinedeployment/
+    machinedeployment_rollout_ondelete.go)."""
+    return "OnDelete" in (
+        dig(obj, "spec", "strategy", "type"),
+        dig(obj, "spec", "rollout", "strategy", "type"),
+    )
 
 
 def scan(
