@@ -343,12 +343,12 @@ def _process_parsed(
             try:
                 if plan is None:
                     plan = planners.plan(obj, base, planned, resolver, context)
+                if watch is not None and isinstance(plan, NodePlan):
+                    watch.node_plan(obj, request.targets.find(obj), plan, context)
+                if ledger is not None:
+                    plan = ledger.follow(obj, base, plan, context)
             except InputError as exc:  # named by its own document, else by this one
                 raise InputError(exc.message, exc.context or context) from None
-            if watch is not None and isinstance(plan, NodePlan):
-                watch.node_plan(obj, request.targets.find(obj), plan, context)
-            if ledger is not None:
-                plan = ledger.follow(obj, base, plan, context)
             if plan is None:
                 continue
             doc_ops.extend(plan.ops)

@@ -40,7 +40,8 @@ _FLAGS: Final = frozenset({NULL_ANNOTATIONS, EMPTY_ANNOTATIONS, NULL_METADATA, E
 # the record stays a plain scalar), so that it comes back byte for byte.
 SPELLING: Final = ":"
 # The entry that keeps the name an object had before the tool renamed it (rollout/):
-# ``name=NAME``, kept by every planner as long as its record has entries of its own.
+# ``name=NAME`` (escaped as a spelling is), kept by every planner as long as its record
+# has entries of its own.
 NAME_ENTRY: Final = "name="
 _KEPT: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.~+-")
 
@@ -142,7 +143,7 @@ class Record(Struct):
                     if spelled is not None:
                         record.spellings[flag] = spelled
                 elif part.startswith(NAME_ENTRY):
-                    record.renamed_from = part[len(NAME_ENTRY) :]
+                    record.renamed_from = unescape(part[len(NAME_ENTRY) :])
                 else:
                     record.entries.append(part)
         if "metadata" in obj and not metadata:
@@ -162,7 +163,8 @@ class Record(Struct):
     def value(self, entries: list[str]) -> str:
         """The annotation value for ``entries``; empty when there are none (flags alone drop)."""
         flags = sorted(with_spelling(f, self.spellings.get(f)) for f in self.flags)
-        named = [NAME_ENTRY + self.renamed_from] if self.renamed_from else []
+        # escaped: a name (not one Kubernetes takes) may hold ";" and read as entries
+        named = [NAME_ENTRY + escape(self.renamed_from)] if self.renamed_from else []
         return ";".join(entries + named + flags) if entries else ""
 
     def ops(self, obj: Mapping[str, Any], base: Path, entries: list[str]) -> list[Op]:

@@ -445,16 +445,6 @@ def test_a_reference_without_a_namespace_to_two_renamed_apart_is_an_error(
     assert sorted(names) == [("c1-md-0-3f9a1c", "org-b"), ("c1-md-0-3f9a1c-b95aea2deb", "org-a")]
 
 
-def test_an_on_delete_machine_deployment_is_said_as_such() -> None:
-    text = TEMPLATES.replace(
-        "  replicas: 3\n", "  replicas: 3\n  strategy:\n    type: OnDelete\n", 1
-    )
-    proc = run_cli([str(SHARED_PROFILE), "--report"], text.encode())
-    report = proc.stderr.decode()
-    assert "org-a/c1-md-0 replaces a machine when it is deleted (strategy OnDelete)" in report
-    assert "[nodes/no-rollout]" not in report
-
-
 def test_a_machine_set_is_renamed_for_and_warned_about() -> None:
     text = TEMPLATES.replace(
         "kind: MachineDeployment\nmetadata:\n  name: c1-md-0",
@@ -532,3 +522,201 @@ def test_a_list_of_objects_is_followed_with_or_without_the_discovery(
     assert md["spec"]["template"]["spec"]["bootstrap"]["configRef"]["name"] == (
         "c1-md-0-3f9a1c-b95aea2deb"
     )
+
+
+# --- review of issue 30 --------------------------------------------------------------------
+
+
+def _as_list(text: str) -> str:
+    """The objects of ``text`` as the items of one ``kind: List`` (block style)."""
+    docs = [d for d in text.split("\n---\n") if "kind:" in d]
+    items = []
+    for doc in docs:
+        body = [line for line in doc.splitlines() if line and not line.startswith("#")]
+        items.append("\n".join(("- " if i == 0 else "  ") + line for i, line in enumerate(body)))
+    return "apiVersion: v1\nkind: List\nitems:\n" + "\n".join(items) + "\n"
+
+
+def test_a_list_of_objects_is_renamed_like_a_stream(tmp_path: Path) -> None:
+    """The rollout pass reads the items of a ``kind: List`` (it skipped such a document:
+    the template was changed in place, with a warning that nothing refers to it)."""
+    listed = _as_list(TEMPLATES)
+    proc = run_cli([str(SHARED_PROFILE), "--report"], listed.encode())
+    assert proc.returncode == 0, proc.stderr.decode()
+    first = proc.stdout.decode()
+    assert "name: c1-md-0-3f9a1c-b95aea2deb" in first
+    assert "nodes/no-rollout" not in proc.stderr.decode()
+    items = _objects(first)[0]["items"]
+    assert oracle.dangling_references(items) == []
+    second = _run(first, _profile(tmp_path, MOVED))
+    rolled = oracle.rolling(_objects(first)[0]["items"], _objects(second)[0]["items"], now=NOW)
+    assert {"MachineDeployment/c1-md-0", "MachineDeployment/c1-md-1"} <= rolled
+    assert _run(second, SHARED_PROFILE, "--remove") == listed
+
+
+def test_remove_restores_quoted_names_in_flow_mappings_exactly() -> None:
+    """A name quoted inside a flow mapping (``{kind: X, name: "y"}``, ``metadata:
+    {name: 'y'}``) keeps its quotes when renamed, so --remove gives it back (the flow
+    splice wrote the rename plain, and --remove the name plain)."""
+    text = TEMPLATES.replace(
+        "        configRef:\n"
+        "          apiVersion: bootstrap.cluster.x-k8s.io/v1beta1\n"
+        "          kind: KubeadmConfigTemplate\n"
+        "          name: c1-md-0-3f9a1c  # the chart's own hash suffix stays\n",
+        "        configRef: {apiVersion: bootstrap.cluster.x-k8s.io/v1beta1, "
+        'kind: KubeadmConfigTemplate, name: "c1-md-0-3f9a1c"}  # the chart\'s hash stays\n',
+    ).replace(
+        "metadata:\n  name: c1-md-0-3f9a1c\n  namespace: org-a\n",
+        "metadata: {name: 'c1-md-0-3f9a1c', namespace: org-a}  # a comment\n",
+    )
+    assert text.count("c1-md-0-3f9a1c") == 2 and "{name: 'c1-md-0-3f9a1c'" in text
+    out = _run(text)
+    assert 'name: "c1-md-0-3f9a1c-b95aea2deb"}' in out
+    assert "{name: 'c1-md-0-3f9a1c-b95aea2deb'" in out
+    assert _run(out, SHARED_PROFILE, "--remove") == text
+
+
+@pytest.mark.parametrize(
+    ("api", "own"),
+    [
+        ("v1beta2", '  rollout:\n    after: "2026-01-01T00:00:00Z"\n'),
+        ("v1beta1", "  rolloutAfter: 2026-01-01T00:00:00Z\n"),
+        ("v1beta1", "  rolloutAfter: null\n"),
+        ("v1beta2", "  rollout:\n    after: null\n"),
+        ("v1beta2", "  rollout: null\n"),
+    ],
+)
+def test_a_machine_deployment_keeping_its_own_time_is_said_not_to_roll(
+    tmp_path: Path, api: str, own: str
+) -> None:
+    """Where the manifest sets its own rollout time (a null too), the run's is not written:
+    the report says that MachineDeployment does not roll, as the oracle does (it said
+    "rolls ... (spec.nodes.rolloutAfter ...)"); a null is kept, so --remove gives it back
+    (the time was written over it, and --remove deleted the key)."""
+    ref = (
+        "apiVersion: bootstrap.cluster.x-k8s.io/v1beta1"
+        if api == "v1beta1"
+        else "apiGroup: bootstrap.cluster.x-k8s.io"
+    )
+    infra = ref.replace("bootstrap.", "infrastructure.")
+    text = (
+        f"apiVersion: cluster.x-k8s.io/{api}\nkind: MachineDeployment\n"
+        "metadata:\n  name: md\n  namespace: ns\nspec:\n  clusterName: c1\n" + own + "  template:\n"
+        "    spec:\n      clusterName: c1\n      bootstrap:\n        configRef:\n"
+        f"          {ref}\n          kind: KubeadmConfigTemplate\n          name: t1\n"
+        f"      infrastructureRef:\n        {infra}\n        kind: DockerMachineTemplate\n"
+        "        name: md\n---\napiVersion: bootstrap.cluster.x-k8s.io/v1beta1\n"
+        "kind: KubeadmConfigTemplate\nmetadata:\n  name: t1\n  namespace: ns\n"
+        "spec:\n  template:\n    spec: {}\n"
+    )
+    nodes = '    rollout: inPlace\n    rolloutAfter: "2026-11-27T06:00:00Z"\n'
+    first = _run(text, _in_place(tmp_path))
+    proc = run_cli([str(_profile(tmp_path, _with_nodes(MOVED, nodes))), "--report"], first.encode())
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert _rolling(first, proc.stdout.decode()) == set()
+    report = proc.stderr.decode()
+    assert "rolls MachineDeployment ns/md" not in report
+    assert "not MachineDeployment ns/md" in report and "[nodes/no-rollout]" in report
+    assert _run(proc.stdout.decode(), SHARED_PROFILE, "--remove") == text
+
+
+@pytest.mark.parametrize("name", ["0-md-3f9a1c", "1pool"])
+def test_remove_restores_a_plain_name_that_starts_with_a_digit(name: str) -> None:
+    """A Kubernetes name may start with a digit: renamed, it stays plain (it was written
+    double-quoted, and --remove gave the original back quoted: not the input), in block
+    style and in a flow mapping."""
+    block = TEMPLATES.replace("c1-md-0-3f9a1c", name)
+    flow = block.replace(
+        f"metadata:\n  name: {name}\n  namespace: org-a\n",
+        f"metadata: {{name: {name}, namespace: org-a}}\n",
+    )
+    assert flow != block
+    for text in (block, flow):
+        out = _run(text)
+        assert f"name: {name}-b95aea2deb" in out
+        assert _objects(out)[1]["metadata"]["name"] == f"{name}-b95aea2deb"
+        assert _run(out, SHARED_PROFILE, "--remove") == text
+
+
+def test_a_name_that_holds_a_record_separator_comes_back_exactly() -> None:
+    """The record keeps the original name escaped: a name (not one Kubernetes takes) with
+    ";" read back as record entries of its own (commands=1), and the second run changed
+    the output and --remove did not give the input back."""
+    text = TEMPLATES.replace("c1-md-0-3f9a1c", '"c1;commands=1"')
+    text = text.replace('""', '"')
+    out = _run(text)
+    assert "name=c1%3Bcommands%3D1" in out
+    assert _run(out) == out
+    assert _run(out, SHARED_PROFILE, "--remove") == text
+
+
+@pytest.mark.parametrize(
+    ("kind", "annotations", "message"),
+    [
+        ("KubeadmConfigTemplate", '{proxy-postrender.io/node-bootstrap: "name=%ZZ"}', "malformed"),
+        ("KubeadmConfigTemplate", "[1]", "metadata.annotations is not a mapping"),
+        (
+            "MachineDeployment",
+            '{proxy-postrender.io/rollout: "after;~annotations:%ZZ"}',
+            "malformed",
+        ),
+    ],
+)
+def test_an_error_of_the_rollout_step_names_its_document(
+    kind: str, annotations: str, message: str
+) -> None:
+    """Errors met while renaming and moving references name the document (they came
+    without it: the rollout pass and the moving of references were outside the place
+    that adds it)."""
+    docs = TEMPLATES.split("\n---\n")
+    at = next(i for i, doc in enumerate(docs) if f"\nkind: {kind}\n" in f"\n{doc}")
+    docs[at] = docs[at].replace("metadata:\n", f"metadata:\n  annotations: {annotations}\n", 1)
+    proc = run_cli([str(SHARED_PROFILE)], "\n---\n".join(docs).encode())
+    assert proc.returncode == 1 and proc.stdout == b""
+    error = proc.stderr.decode()
+    assert message in error and f"document {at + 1} (line" in error and kind in error
+
+
+def test_a_referrer_with_foreign_annotations_is_moved_without_reading_them() -> None:
+    """A MachineDeployment the tool only moves a reference in (no rollout time) is not
+    refused for annotations it does not write (it was, with an error naming no document;
+    before the rollout step it passed through)."""
+    text = TEMPLATES.replace(
+        "  name: c1-md-0\n  namespace: org-a\n",
+        "  name: c1-md-0\n  namespace: org-a\n  annotations: [1]\n",
+        1,
+    )
+    out = _run(text)
+    assert "annotations: [1]" in out and "name: c1-md-0-3f9a1c-b95aea2deb" in out
+    assert _run(out, SHARED_PROFILE, "--remove") == text
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("  replicas: 3\n", "  replicas: 3\n  strategy:\n    type: OnDelete\n"),
+        (
+            "  clusterName: c1\n  template:",
+            "  clusterName: c1\n  rollout:\n    strategy:\n      type: OnDelete\n  template:",
+        ),
+    ],
+)
+def test_a_machine_deployment_of_strategy_on_delete_is_said_to_wait(old: str, new: str) -> None:
+    """A MachineDeployment of strategy OnDelete replaces a machine only once it is deleted
+    (cluster-api@ae7ff047 core/reconcilers/machinedeployment/
+    machinedeployment_rollout_ondelete.go): the report said "every machine is replaced"."""
+    text = TEMPLATES.replace(old, new, 1)
+    assert text != TEMPLATES
+    proc = run_cli([str(SHARED_PROFILE), "--report"], text.encode())
+    assert proc.returncode == 0, proc.stderr.decode()
+    report = proc.stderr.decode()
+    md = (
+        "MachineDeployment org-a/c1-md-0"
+        if "replicas" in old
+        else "MachineDeployment org-a/c1-md-1"
+    )
+    assert f"rolls {md}" not in report
+    assert f"not {md} at once (strategy OnDelete" in report
+    assert f"{md} has strategy OnDelete: a running machine is replaced only once it" in report
+    assert "[nodes/no-rollout]" in report
+    assert run_cli([str(SHARED_PROFILE), "--strict"], text.encode()).returncode == 1

@@ -62,6 +62,8 @@ def plan(obj: Mapping[str, Any], base: Path, wanted: str | None, owned: str | No
     for step in steps[:-1]:
         holder = holder.get(step) if is_mapping(holder) else None
     current = holder.get(steps[-1]) if is_mapping(holder) else None
+    # a null the manifest writes is its own (--remove could not give back its spelling)
+    present = is_mapping(holder) and steps[-1] in holder
     where = ".".join(steps)
     full = (*base, *steps)
     if current is None:
@@ -75,7 +77,7 @@ def plan(obj: Mapping[str, Any], base: Path, wanted: str | None, owned: str | No
         return AfterPlan(ops, owned, f"{where}: {wanted}")
     if wanted is None:
         return AfterPlan()
-    if current is not None or (len(steps) == 3 and "rollout" in spec and not is_mapping(holder)):
+    if present or (len(steps) == 3 and "rollout" in spec and not is_mapping(holder)):
         return AfterPlan(line=f"kept (set by the manifest): {where}")
     if len(steps) == 3 and not is_mapping(spec.get("rollout")):
         op: Op = AddKey((*base, "spec"), "rollout", {"after": wanted})

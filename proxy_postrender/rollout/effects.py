@@ -42,6 +42,8 @@ class Seen(FrozenStruct):
     referrers: Referrers
     new: str | None
     after: str | None
+    # the referrers that keep a rollout time of the manifest's (the run's is not written)
+    untimed: frozenset[str] = frozenset()
 
 
 def of(
@@ -105,7 +107,10 @@ def _worker(kind: str, key: Key, seen: Seen) -> tuple[str, str | None]:
     if not seen.referrers:
         return _alone(kind, key)
     renamed = seen.new is not None
-    outcomes = [_outcome(label, k, role, renamed, seen.after) for label, k, role in seen.referrers]
+    outcomes = [
+        _outcome(label, k, role, renamed, None if label in seen.untimed else seen.after)
+        for label, k, role in seen.referrers
+    ]
     head = f"renamed {seen.new}: " if renamed else "changed in place: "
     line = head + "; ".join(text for text, _ in outcomes)
     advice = [advice for _, advice in outcomes if advice is not None]
@@ -131,15 +136,20 @@ def _outcome(
             "in place (cluster-api #10496): replace their instances"
         )
     if kind == "MachineDeployment":
-        if role == "ondelete":
-            return f"{label} replaces a machine when it is deleted (strategy OnDelete)", None
+        if role == "ondelete" and (renamed or after is not None):
+            return f"not {label} at once (strategy OnDelete)", (
+                f"{label} has strategy OnDelete: a running machine is replaced only once it "
+                "is deleted (cluster-api machinedeployment_rollout_ondelete.go); delete its "
+                "machines, one at a time"
+            )
         if renamed:
             return f"rolls {label} (every machine is replaced)", None
         if after is not None:
             return f"rolls {label} (spec.nodes.rolloutAfter {after})", None
-        return f"not {label} (its reference is the same)", (
+        return f"not {label} (its reference is the same, and no rollout time of the tool's)", (
             f"{label} rolls for a new reference, not for a template's content: set "
-            "spec.nodes.rollout: rename, or spec.nodes.rolloutAfter"
+            "spec.nodes.rollout: rename, or spec.nodes.rolloutAfter (a rollout time the "
+            "manifest sets, null too, is kept: take it out)"
         )
     if role == "managed-pool":
         return f"not {label} (an EKS managed node group without a launch template)", (

@@ -95,6 +95,7 @@ class Ledger:
         # the main pass takes them instead of planning those objects again
         self.planned: dict[tuple[int, int, Path], Plan] = {}
         self.parsed: dict[int, list[tuple[Node, Any]]] = {}  # and the documents read
+        self.untimed: set[str] = set()  # referrers that keep a rollout time of their own
 
     @property
     def moves(self) -> bool:
@@ -116,8 +117,12 @@ class Ledger:
                 self._referred.setdefault(_unspaced(ref.key), []).append(ref.key)
             role = _role(obj, ref.role)
             self.referrers.setdefault(ref.key, []).append((label, str(obj.get("kind")), role))
-        if str(obj.get("kind")) in TIMED_KINDS and ROLLOUT_ANNOTATION in annotations_of(obj):
+        if kind not in TIMED_KINDS:
+            return
+        if ROLLOUT_ANNOTATION in annotations_of(obj):
             self.recorded_times = True
+        if self.after is not None and not _takes_time(obj, self.after):
+            self.untimed.add(label)  # the manifest's own time (or a null) is kept
 
     def intent(
         self, obj: Mapping[str, Any], row: dialects.BootstrapKind
@@ -208,15 +213,20 @@ class Ledger:
             if key is not None and not self.removing:
                 from proxy_postrender.rollout import effects  # lazy: only changed objects
 
-                seen = effects.Seen(self.referrers_of(key), self.names.get(key), self.after)
+                seen = effects.Seen(
+                    self.referrers_of(key),
+                    self.names.get(key),
+                    self.after,
+                    frozenset(self.untimed),
+                )
                 self.findings += effects.of(obj, key, plan, seen, context)
         return plan
 
     def _time(self, obj: Mapping[str, Any], base: Path, refs: list[Ref]) -> AfterPlan | None:
         """The rollout time of a MachineDeployment whose machines a node template of the
         dialect table bootstraps, with its own record."""
-        if str(obj.get("kind")) not in TIMED_KINDS:
-            return None
+        if str(obj.get("kind")) not in TIMED_KINDS or not (self.after or self.recorded_times):
+            return None  # (nor is its record read: a referrer's annotations are its own)
         from proxy_postrender.nodes import rollouttime as after  # lazy: MachineDeployments
 
         record = Record.read(obj, ROLLOUT_ANNOTATION)
@@ -224,6 +234,18 @@ class Ledger:
         made = after.plan(obj, base, self.after if ours else None, after.recorded(record.entries))
         entries = [made.entry] if made.entry is not None else []
         return after.AfterPlan([*made.ops, *record.ops(obj, base, entries)], made.entry, made.line)
+
+
+def _takes_time(obj: Mapping[str, Any], time: str) -> bool:
+    """Whether a MachineDeployment gets the run's rollout time (one it sets itself, or
+    a null, is kept)."""
+    from proxy_postrender.nodes import rollouttime as after  # lazy: MachineDeployments
+
+    try:
+        record = Record.read(obj, ROLLOUT_ANNOTATION)
+    except InputError:
+        return True  # the main pass says why, in its place
+    return after.plan(obj, (), time, after.recorded(record.entries)).entry is not None
 
 
 _MANAGED_POOL = "AWSManagedMachinePool"  # CAPA's EKS managed node group
@@ -293,7 +315,8 @@ def scan(
         if kind in wanted or (unseen and read is None):
             for obj in _objects(segment):
                 ledger.add_references(obj)
-        if unseen or kind in node_kinds:
+        # planned below: a node kind, or one that may be (its name is in the text)
+        if kind in node_kinds or (unseen and any(k in segment.text for k in node_kinds)):
             held.append((segment, index))
     seen: set[Key] = set()
     for segment, at in held:
@@ -328,16 +351,16 @@ def _name_templates(
             if found is None or key is None or found[1].level not in RENAMED_LEVELS:
                 continue
             seen.add(key)
-            before = Record.read(obj, _RECORD).renamed_from
-            if ledger.removing:
-                if before and before != key[3]:
-                    ledger.rename_to(key, before)
-                continue
-            renaming, original = ledger.intent(obj, found[1])
-            if not renaming or original is None:
-                continue
-            context = DocumentContext(index, segment.line, key[1], key[3], key[2] or None)
             try:
+                before = Record.read(obj, _RECORD).renamed_from
+                if ledger.removing:
+                    if before and before != key[3]:
+                        ledger.rename_to(key, before)
+                    continue
+                renaming, original = ledger.intent(obj, found[1])
+                if not renaming or original is None:
+                    continue
+                context = DocumentContext(index, segment.line, key[1], key[3], key[2] or None)
                 made = plan(obj, base, context)
             except InputError:
                 continue  # the main pass meets it in its place, after what comes before

@@ -51,7 +51,30 @@ def render_like(value: str, style: str | None) -> str:
         return double_quoted(value)
     if style == "'" and not _UNSAFE_RE.search(value.replace("\\", "").replace('"', "")):
         return "'" + value.replace("'", "''") + "'"
+    if not style and plain_name(value):
+        return value
     return render(value)
+
+
+# an object name (DNS-1123) that starts with a digit, and a date at its start
+_NAME_RE = re.compile(r"[0-9][0-9a-z.-]*")
+_DATE_START_RE = re.compile(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}")
+_NO_NUMBER_RE = re.compile(r"[g-npqrstuvwyz]|[^eE]-")  # no letter of 0x, 0o or 1e5 numbers
+
+
+def plain_name(value: str) -> bool:
+    """Whether ``value``, an object name that starts with a digit (``0-workers``), is read
+    back as that string when written plain (block or flow): a letter that no number holds,
+    or a ``-`` after its first character and not after an ``e``, makes it no number of YAML
+    1.1 or 1.2 (or of Go's readers), and it does not start like a date. So such a plain
+    name renamed ``<name>-<digest>`` stays plain, and comes back plain (--remove).
+
+    >>> [plain_name(v) for v in ("0-md-3f9a1c", "1t", "1e-5", "0x1f", "2026-11-27x", "12")]
+    [True, True, False, False, False, False]
+    """
+    if not _NAME_RE.fullmatch(value) or _DATE_START_RE.match(value):
+        return False
+    return _NO_NUMBER_RE.search(value) is not None
 
 
 # the characters _escape changes

@@ -692,6 +692,10 @@ def _replace_in_flow(text: str, node: Node, value: Any, quote: bool) -> Edit:
     if isinstance(value, str):
         if isinstance(node, ScalarNode) and node.style in ("|", ">"):
             raise Unsupported("replacement target is a block scalar")
+        if isinstance(node, ScalarNode) and (
+            node.style in ("'", '"') or (not node.style and not quote and scalars.plain_name(value))
+        ):
+            return Edit(node.start, node.end, scalars.render_like(value, node.style))
         return Edit(node.start, node.end, scalars.render_flow(value, quote))
     if not is_block(node) or isinstance(node, ScalarNode):
         return Edit(node.start, node.end, _flow_text(value, quote))
