@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -77,3 +78,16 @@ spec:
       - name: web
         image: nginx
 """
+
+
+def resource_list(items: Sequence[Any], function_config: Any) -> bytes:
+    """A KRM ResourceList (config.kubernetes.io/v1) of ``items``, in block style."""
+    from proxy_postrender.yamltext import splice
+
+    data = {
+        "apiVersion": "config.kubernetes.io/v1",
+        "kind": "ResourceList",
+        "items": list(items),
+        "functionConfig": function_config,
+    }
+    return ("\n".join(splice.block_lines(data)) + "\n").encode()

@@ -20,7 +20,7 @@ from proxy_postrender.rollout import codes as rollout_codes
 from proxy_postrender.structs import replace
 from proxy_postrender.yamltext import libyaml
 from tests.golden import load_cases
-from tests.helpers import FIXTURES, GOLDEN, SHARED_PROFILE, run_cli
+from tests.helpers import FIXTURES, GOLDEN, SHARED_PROFILE, resource_list, run_cli
 
 URL = "http://proxy.corp.example:3128"
 ENV = (("HTTP_PROXY", URL), ("NO_PROXY", "localhost"), ("http_proxy", URL))
@@ -220,18 +220,10 @@ def test_strict_false_in_the_profile_and_the_report(tmp_path: Path) -> None:
 
 def _resource_list(items: str, strict: bool) -> bytes:
     """A ResourceList in block style, the profile as functionConfig."""
-    from proxy_postrender.yamltext import splice
-
     docs = [d for d in libyaml.load_data(items) if d is not None]
     (profile,) = libyaml.load_data(SHARED_PROFILE.read_text())
     profile["spec"]["strict"] = strict
-    data = {
-        "apiVersion": "config.kubernetes.io/v1",
-        "kind": "ResourceList",
-        "items": docs,
-        "functionConfig": profile,
-    }
-    return ("\n".join(splice.block_lines(data)) + "\n").encode()
+    return resource_list(docs, profile)
 
 
 def test_krm_results_carry_the_warning_with_its_code() -> None:

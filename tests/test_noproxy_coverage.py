@@ -21,7 +21,7 @@ from proxy_postrender.request import Request
 from proxy_postrender.result import CODES
 from proxy_postrender.rollout import codes as rollout_codes
 from proxy_postrender.yamltext import libyaml
-from tests.helpers import FIXTURES, GOLDEN, SHARED_PROFILE, run_cli
+from tests.helpers import FIXTURES, GOLDEN, SHARED_PROFILE, resource_list, run_cli
 
 CASE = GOLDEN / "noproxy-coverage-workloads"
 PROFILE = CASE / "profile.yaml"
@@ -207,17 +207,9 @@ def test_strict_is_an_error_that_writes_nothing(how: str, tmp_path: Path) -> Non
 
 
 def _resource_list(strict: bool) -> bytes:
-    from proxy_postrender.yamltext import splice
-
     (profile,) = libyaml.load_data(PROFILE.read_text())
     profile["spec"]["strict"] = strict
-    data = {
-        "apiVersion": "config.kubernetes.io/v1",
-        "kind": "ResourceList",
-        "items": [libyaml.load_data(WORKLOAD)[0]],
-        "functionConfig": profile,
-    }
-    return ("\n".join(splice.block_lines(data)) + "\n").encode()
+    return resource_list([libyaml.load_data(WORKLOAD)[0]], profile)
 
 
 def test_krm_results_carry_the_warning() -> None:

@@ -28,7 +28,7 @@ from proxy_postrender.profile.request import to_request
 from proxy_postrender.rollout import codes as rollout_codes
 from proxy_postrender.structs import replace
 from tests import rollout_oracle as oracle
-from tests.helpers import GOLDEN, SHARED_PROFILE, run_cli
+from tests.helpers import GOLDEN, SHARED_PROFILE, resource_list, run_cli
 
 NOW = datetime.datetime(2026, 11, 27, 12, 0, tzinfo=datetime.UTC)
 TEMPLATES = (GOLDEN / "rollout-templates" / "input.yaml").read_text()
@@ -213,15 +213,7 @@ def test_krm_results_carry_the_line_and_the_code(tmp_path: Path) -> None:
     lone = (GOLDEN / "rollout-lone-template" / "input.yaml").read_text()
     items = _objects(TEMPLATES) + _objects(lone.replace("c1-md-0", "c2-md-0"))
     config = YAML(typ="safe").load(SHARED_PROFILE.read_text())
-    resource_list = {
-        "apiVersion": "config.kubernetes.io/v1",
-        "kind": "ResourceList",
-        "items": items,
-        "functionConfig": config,
-    }
-    stream = io.StringIO()
-    YAML(typ="safe").dump(resource_list, stream)
-    proc = run_cli([], stream.getvalue().encode())
+    proc = run_cli([], resource_list(items, config))
     assert proc.returncode == 0, proc.stderr
     results = YAML(typ="safe").load(proc.stdout)["results"]
     messages = [r["message"] for r in results]

@@ -5,11 +5,9 @@ table covers is a ``nodes/unsupported-bootstrap`` warning (an error with --stric
 
 from __future__ import annotations
 
-import io
 import json
 
 import pytest
-from ruamel.yaml import YAML
 
 from proxy_postrender import engine
 from proxy_postrender.errors import InputError
@@ -22,7 +20,7 @@ from proxy_postrender.result import CODES
 from proxy_postrender.structs import replace
 from proxy_postrender.targets import BUILT_IN, KUBEADM
 from proxy_postrender.yamltext import libyaml
-from tests.helpers import GOLDEN, SHARED_PROFILE, run_cli
+from tests.helpers import GOLDEN, SHARED_PROFILE, resource_list, run_cli
 
 REQUEST = to_request(loader.load(str(SHARED_PROFILE), environ={}))
 CK8S = (GOLDEN / "capi-unsupported-ck8s" / "input.yaml").read_text()
@@ -329,15 +327,7 @@ def test_report_and_krm_carry_the_warning_exit_0() -> None:
     assert "not written: the tool does not configure its nodes" in line
     items = [d for d in libyaml.load_data(CK8S) if d]
     profile = libyaml.load_data(SHARED_PROFILE.read_text())[0]
-    resource_list = {
-        "apiVersion": "config.kubernetes.io/v1",
-        "kind": "ResourceList",
-        "items": items,
-        "functionConfig": profile,
-    }
-    buffer = io.StringIO()
-    YAML(typ="safe").dump(resource_list, buffer)
-    proc = run_cli([], buffer.getvalue().encode())
+    proc = run_cli([], resource_list(items, profile))
     assert proc.returncode == 0, proc.stderr
     (out,) = libyaml.load_data(proc.stdout.decode())
     tagged = [r for r in out["results"] if r.get("tags", {}).get("code") == CODE]

@@ -41,34 +41,25 @@ class RefSpec(FrozenStruct):
     role: str = "machines"
 
 
+# a ClusterClass's worker classes: v1beta1 CLASS.template.bootstrap.ref, v1beta2
+# CLASS.bootstrap.templateRef; a MachinePool class's configs are patched in place
+_CLASS_REFS: tuple[tuple[str, ...], ...] = (
+    ("template", "bootstrap", "ref"),
+    ("bootstrap", "templateRef"),
+)
+_CLASS_LISTS: tuple[tuple[str, str], ...] = (
+    ("machineDeployments", "class"),
+    ("machinePools", "class-pool"),
+)
+
 REFERRERS: tuple[RefSpec, ...] = (
     RefSpec((CAPI_GROUP,), "MachineDeployment", _MACHINE_REF),
     RefSpec((CAPI_GROUP,), "MachineSet", _MACHINE_REF),
     RefSpec((CAPI_GROUP, EXP_GROUP), "MachinePool", _MACHINE_REF),
-    # ClusterClass v1beta1: workers.*[].template.bootstrap.ref; v1beta2: .bootstrap.templateRef
-    RefSpec(
-        (CAPI_GROUP,),
-        "ClusterClass",
-        ("spec", "workers", "machineDeployments", ANY, "template", "bootstrap", "ref"),
-        "class",
-    ),
-    RefSpec(
-        (CAPI_GROUP,),
-        "ClusterClass",
-        ("spec", "workers", "machineDeployments", ANY, "bootstrap", "templateRef"),
-        "class",
-    ),
-    RefSpec(
-        (CAPI_GROUP,),
-        "ClusterClass",
-        ("spec", "workers", "machinePools", ANY, "template", "bootstrap", "ref"),
-        "class-pool",
-    ),
-    RefSpec(
-        (CAPI_GROUP,),
-        "ClusterClass",
-        ("spec", "workers", "machinePools", ANY, "bootstrap", "templateRef"),
-        "class-pool",
+    *(
+        RefSpec((CAPI_GROUP,), "ClusterClass", ("spec", "workers", key, ANY, *ref), role)
+        for key, role in _CLASS_LISTS
+        for ref in _CLASS_REFS
     ),
 )
 REFERRER_KINDS: frozenset[str] = frozenset(spec.kind for spec in REFERRERS)
