@@ -54,6 +54,18 @@ def _clusterclass_plan(
     return clusterclass.plan(obj, base, target, found, settings)
 
 
+def _fields_plan(
+    obj: Mapping[str, Any], base: Path, target: Target, found: ObjectEnv, settings: Any
+) -> Plan | None:
+    """fields/setters.py's planner, or for a target with an embedded document
+    fields/embedded.py's, imported when a stream has one."""
+    if target.embedded is None:
+        return setters.plan(obj, base, target, found, settings)
+    from proxy_postrender.fields import embedded
+
+    return embedded.plan(obj, base, target, found, settings)
+
+
 def _topology_plan(
     obj: Mapping[str, Any], base: Path, target: Target, found: ObjectEnv, settings: Any
 ) -> Plan | None:
@@ -89,7 +101,7 @@ PLANNERS: Mapping[str, Planner] = {
     targets.KUBEADM: Planner(_nodes_plan, lambda r: r.nodes, NODES, kubeadm.ANNOTATION),
     targets.CLUSTERCLASS: Planner(_clusterclass_plan, lambda r: r.nodes, NODES, kubeadm.ANNOTATION),
     targets.TOPOLOGY: Planner(_topology_plan, lambda r: r.nodes, NODES, kubeadm.ANNOTATION),
-    targets.FIELDS: Planner(setters.plan, lambda r: r.fields, WORKLOADS, setters.ANNOTATION),
+    targets.FIELDS: Planner(_fields_plan, lambda r: r.fields, WORKLOADS, setters.ANNOTATION),
 }
 
 
@@ -102,7 +114,10 @@ def plan(
 ) -> Plan | None:
     """The plan of whichever planner the target table gives the object (None: no target),
     with the settings the resolver gives it; ``context``: its document."""
-    target = request.targets.find(obj)
+    try:
+        target = request.targets.find(obj)
+    except targets.TargetConflict as conflict:  # two selecting entries meet in one place
+        raise InputError(str(conflict)) from None
     if target is None:
         return None
     planner = PLANNERS[target.planner]

@@ -41,6 +41,10 @@ _PATTERNS = {
     # "%" as %25), e.g. the manifest value a field setter replaced (``field=NAME:was:``)
     "recorded": r"([A-Za-z][A-Za-z0-9+.-]*%3A%2F%2F)(?:(?!%2F|%3F|%23|%40)[A-Za-z0-9.~+_%-])*%40",
     "encoded": r"(-EncodedCommand\s+)([A-Za-z0-9+/=]+)",
+    # base64 long enough to hold a URL with user-info (a Secret's data, an embedded
+    # document: spec.targets[].embedded)
+    "base64": r"(?<![A-Za-z0-9+/=])(?:[A-Za-z0-9+/]{4}){5,}"
+    r"(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?(?![A-Za-z0-9+/=])",
     # the longest run of characters no escaper changes: every spelling of a secret holds it
     "plain": r"[A-Za-z0-9]+",
     # characters that must not reach a terminal or a log line raw: controls (C0 but the
@@ -178,6 +182,7 @@ class Redactor:
             text = _pattern("recorded").sub(lambda m: m.group(1) + MASK + "%40", text)
         if "-EncodedCommand" in text:
             text = _pattern("encoded").sub(self._encoded_command, text)
+        text = _pattern("base64").sub(self._base64, text)
         return self._known(text)
 
     def message(self, text: str) -> str:
@@ -214,6 +219,39 @@ class Redactor:
         if masked == script:
             return match.group()
         return match.group(1) + base64.b64encode(masked.encode("utf-16-le")).decode("ascii")
+
+    def _base64(self, match: re.Match[str]) -> str:
+        """Base64 of UTF-8 text (an embedded document) with the credentials in it masked,
+        encoded again; anything else as it is."""
+        token = match.group()
+        text = decode_base64(token)
+        if text is None:
+            return token
+        masked = self.redact(text)
+        if masked == text:
+            return token
+        import base64  # lazy: only texts with credentials inside base64
+
+        return base64.b64encode(masked.encode("utf-8")).decode("ascii")
+
+
+def decode_base64(token: str) -> str | None:
+    """The UTF-8 text a base64 token holds (None: not base64 of such text)."""
+    import base64  # lazy: only texts with base64
+    import binascii
+
+    try:
+        return base64.b64decode(token, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+
+
+def base64_tokens(text: str) -> Iterable[tuple[int, str]]:
+    """Where each base64 token of ``text`` starts, and the UTF-8 text it holds."""
+    for match in _pattern("base64").finditer(text):
+        decoded = decode_base64(match.group())
+        if decoded is not None:
+            yield match.start(), decoded
 
 
 def redact_url(url: str) -> str:

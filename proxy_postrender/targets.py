@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 
 from proxy_postrender import TYPE_CHECKING, dialects
 from proxy_postrender.objects import LIST_KINDS, Path, group_kind
-from proxy_postrender.structs import FrozenStruct, field
+from proxy_postrender.structs import FrozenStruct, field, replace
 
 if TYPE_CHECKING:
     from typing import Any
@@ -30,7 +30,62 @@ BUILT_IN_ORIGIN = "built-in"
 CUSTOM_PLANNERS = (PODS, FIELDS)  # the planners a profile's spec.targets can name
 
 # The profile values a field setter may name.
-FIELD_VALUES = ("httpProxy", "httpsProxy", "noProxy", "caBundle", "caBundleBase64")
+# (proxyForServer: the proxy for the scheme of the ``server`` field next to the one set,
+# a kubeconfig's cluster entry)
+FIELD_VALUES = (
+    "httpProxy",
+    "httpsProxy",
+    "noProxy",
+    "caBundle",
+    "caBundleBase64",
+    "proxyForServer",
+    "caAppended",
+)
+
+
+class Select(FrozenStruct):
+    """Which objects of its kind a target takes: by name, namespace and labels (all that
+    are given must match). An object written without a namespace fits any namespace
+    (it lands in whichever it is applied to), as the rest of the tool reads it."""
+
+    name: str | None = None
+    namespace: str | None = None
+    labels: tuple[tuple[str, str], ...] = ()  # matchLabels
+
+    def matches(self, obj: Mapping[str, Any]) -> bool:
+        metadata = obj.get("metadata")
+        metadata = metadata if isinstance(metadata, Mapping) else {}
+        if self.name is not None and metadata.get("name") != self.name:
+            return False
+        namespace = metadata.get("namespace")
+        if self.namespace is not None and namespace and namespace != self.namespace:
+            return False
+        labels = metadata.get("labels")
+        labels = labels if isinstance(labels, Mapping) else {}
+        return all(labels.get(key) == value for key, value in self.labels)
+
+    def shown(self) -> str:
+        said = [f"name {self.name}"] if self.name is not None else []
+        said += [f"namespace {self.namespace}"] if self.namespace is not None else []
+        said += [f"label {key}={value}" for key, value in self.labels]
+        return ", ".join(said)
+
+
+EMBEDDED_FORMATS: tuple[str, ...] = ("yaml", "json", "kubeconfig")
+ENCODINGS: tuple[str, ...] = ("none", "base64")
+ANY: str = "*"  # a path step: every item of a list (``[*]``)
+
+
+class Embedded(FrozenStruct):
+    """A document held as text in a string field of the object: the ``set`` paths of its
+    target apply inside that document (fields/embedded.py)."""
+
+    path: Path  # the string field
+    format: str = "yaml"  # one of EMBEDDED_FORMATS (a kubeconfig is YAML)
+    encoding: str = "none"  # one of ENCODINGS
+
+    def shown(self) -> str:
+        return _dotted(self.path)
 
 
 class Target(FrozenStruct):
@@ -40,6 +95,9 @@ class Target(FrozenStruct):
     paths: tuple[Path, ...] = ()  # PODS: pod specs; KUBEADM: the KubeadmConfigSpec
     fields: tuple[tuple[Path, str], ...] = ()  # FIELDS: (path, profile value)
     origin: str = BUILT_IN_ORIGIN  # "built-in", or "spec.targets[N]"
+    select: Select | None = None  # None: every object of the kind
+    embedded: Embedded | None = None  # FIELDS: the fields are inside this document
+    note: str = ""  # said in --report for every object it changes (a preset's)
 
 
 class TargetConflict(ValueError):
@@ -86,6 +144,39 @@ TARGET_PRESETS: Mapping[str, Mapping[str, Any]] = {
             "$.spec.proxyConfig.caBundle": "caBundleBase64",
         },
     },
+    # The Open Cluster Management klusterlet reaches its hub through the bootstrap
+    # kubeconfig (base64 in the Secret bootstrap-hub-kubeconfig): each cluster entry gets
+    # the proxy for its server's scheme as proxy-url, and the proxy's CA appended to its
+    # certificate-authority-data, as `clusteradm join --proxy-url --proxy-ca-file` does;
+    # the agent bootstraps again when this Secret changes.
+    "ocm-klusterlet": {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "name": "bootstrap-hub-kubeconfig",
+        "embedded": {"path": "$.data.kubeconfig", "format": "kubeconfig", "encoding": "base64"},
+        "set": {
+            "$.clusters[*].cluster.proxy-url": "proxyForServer",
+            "$.clusters[*].cluster.certificate-authority-data": "caAppended",
+        },
+    },
+    # kapp-controller reads its proxy from the Secret kapp-controller-config.
+    "kapp-controller": {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "name": "kapp-controller-config",
+        "set": {
+            "$.stringData.httpProxy": "httpProxy",
+            "$.stringData.httpsProxy": "httpsProxy",
+            "$.stringData.noProxy": "noProxy",
+        },
+    },
+}
+
+
+# What --report says of every object a preset changes.
+PRESET_NOTES: Mapping[str, str] = {
+    "ocm-klusterlet": "the klusterlet bootstraps again when this Secret changes (it reads "
+    "the hub's kubeconfig from it anew)",
 }
 
 
@@ -98,6 +189,11 @@ def _merge(old: Target, new: Target) -> Target:
     if old.origin == BUILT_IN_ORIGIN or new.origin == BUILT_IN_ORIGIN:
         custom = new if old.origin == BUILT_IN_ORIGIN else old
         raise TargetConflict(f"{custom.origin}: {custom.kind} is a built-in target")
+    if old.embedded != new.embedded and (old.fields and new.fields):
+        raise TargetConflict(
+            f"{new.origin}: {new.kind} objects it selects get fields of {old.origin} too, in "
+            "another document (embedded): give them selectors that do not meet"
+        )
     if old.planner != new.planner:
         raise TargetConflict(
             f"{new.origin}: {new.kind} is already a target of {old.origin}; one kind takes "
@@ -117,28 +213,52 @@ def _merge(old: Target, new: Target) -> Target:
         (*old.paths, *new.paths),
         (*old.fields, *new.fields),
         old.origin,
+        embedded=old.embedded or new.embedded,
+        note=old.note or new.note,
     )
 
 
 class TargetTable(FrozenStruct):
-    """The targets of one run, one entry per (API group, kind)."""
+    """The targets of one run: one entry per (API group, kind) for every object of the
+    kind, and the entries that select some objects of a kind (by name, namespace,
+    labels); an object gets its kind's entry and every selecting entry it matches, as
+    one (two of them setting one place are a conflict, said when an object meets it)."""
 
     by_kind: Mapping[tuple[str, str], Target] = field(default_factory=dict)
+    selecting: Mapping[tuple[str, str], tuple[Target, ...]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, entries: Iterable[Target]) -> TargetTable:
         """The table of ``entries``; raises TargetConflict for entries that clash."""
         table: dict[tuple[str, str], Target] = {}
+        selecting: dict[tuple[str, str], list[Target]] = {}
         for entry in entries:
             key = (entry.group, entry.kind)
+            if entry.select is not None:
+                selecting.setdefault(key, []).append(entry)
+                continue
             table[key] = _merge(table[key], entry) if key in table else entry
-        return cls(table)
+        for key, chosen in selecting.items():
+            for entry in chosen:
+                if key in table:
+                    _merge(table[key], replace(entry, paths=(), fields=()))  # planner, built-in
+        return cls(table, {key: tuple(chosen) for key, chosen in selecting.items()})
 
     def with_entries(self, entries: Iterable[Target]) -> TargetTable:
-        return TargetTable.of((*self.by_kind.values(), *entries))
+        chosen = [t for ts in self.selecting.values() for t in ts]
+        return TargetTable.of((*self.by_kind.values(), *chosen, *entries))
 
     def find(self, obj: Mapping[str, Any]) -> Target | None:
-        return self.by_kind.get(group_kind(obj))
+        """The target of ``obj``: its kind's, with the selecting entries it matches;
+        TargetConflict when two of them set one place."""
+        key = group_kind(obj)
+        found = self.by_kind.get(key)
+        if not self.selecting:
+            return found
+        for entry in self.selecting.get(key, ()):
+            if entry.select is not None and entry.select.matches(obj):
+                found = entry if found is None else _merge(found, entry)
+        return found
 
     def paths(self, obj: Mapping[str, Any], planner: str) -> tuple[Path, ...]:
         """Where ``planner`` works in ``obj`` (nothing when another planner, or none, owns it)."""
@@ -151,7 +271,13 @@ class TargetTable(FrozenStruct):
     @property
     def kinds(self) -> frozenset[str]:
         """Every kind a document must be parsed for (``kind: List`` may hold any of them)."""
-        return frozenset(kind for _, kind in self.by_kind) | LIST_KINDS
+        selected = frozenset(kind for _, kind in self.selecting)
+        return frozenset(kind for _, kind in self.by_kind) | selected | LIST_KINDS
+
+    def custom(self) -> list[Target]:
+        """The entries of a profile's spec.targets."""
+        chosen = [t for ts in self.selecting.values() for t in ts]
+        return [t for t in (*self.by_kind.values(), *chosen) if t.origin != BUILT_IN_ORIGIN]
 
 
 BUILT_IN = TargetTable.of(BUILT_IN_TARGETS)
@@ -162,7 +288,8 @@ class PathError(ValueError):
 
 
 def parse_path(text: str) -> Path:
-    """A JSONPath naming one place (``$.a.b[0].c``) as a path of keys and indexes."""
+    """A JSONPath naming one place (``$.a.b[0].c``) as a path of keys and indexes; ``[*]``
+    (every item of a list) is the step ANY."""
     from jsonpath_ng.jsonpath import Child, Fields, Index, Root
     from jsonpath_ng.parser import parse
 
@@ -182,6 +309,8 @@ def parse_path(text: str) -> Path:
             steps.append(node.fields[0])
         elif isinstance(node, Index) and len(node.indices) == 1:
             steps.append(node.indices[0])
+        elif type(node).__name__ == "Wildcard":  # [*]: every item of a list
+            steps.append(ANY)
         else:
             raise PathError(f"{text!r}: only fields and indexes (one place), not {node}")
 

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from proxy_postrender import TYPE_CHECKING
 from proxy_postrender.errors import DocumentContext, InputError
 from proxy_postrender.objects import GENERATED
+from proxy_postrender.redact import base64_tokens
 from proxy_postrender.structs import Struct
 from proxy_postrender.yamltext.read import load_documents
 
@@ -86,11 +87,18 @@ def no_plaintext(segments: Iterable[Segment], *, secret_backed: bool = False) ->
     plaintext, encoded = re.compile(_PLAINTEXT), re.compile(_ENCODED_COMMAND)
     for index, segment in enumerate(segments, start=1):
         match = plaintext.search(segment.text)
-        if match is None and not any(
+        at = match.start() if match else None
+        if at is None and any(
             plaintext.search(_decoded(m.group(1))) for m in encoded.finditer(segment.text)
         ):
+            at = 0
+        if at is None:  # a password inside base64 (a Secret's data, an embedded document)
+            at = next(
+                (s for s, text in base64_tokens(segment.text) if plaintext.search(text)), None
+            )
+        if at is None:
             continue
-        line = segment.line + (segment.text.count("\n", 0, match.start()) if match else 0)
+        line = segment.line + segment.text.count("\n", 0, at)
         where = f"a URL with a password in clear at line {line} (--forbid-plaintext-credentials)"
         if GENERATED in segment.text:
             hint = (

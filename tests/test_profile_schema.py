@@ -390,7 +390,7 @@ INVALID_PROFILES: list[tuple[str, str, str, str | None]] = [
     (
         "target-wildcard",
         "  targets:\n  - {apiVersion: x/v1, kind: Y, podTemplate: '$.spec[*]'}\n",
-        "only fields and indexes",
+        "names every item of a list, not one place",
         None,
     ),
     (

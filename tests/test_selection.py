@@ -148,7 +148,18 @@ def test_jsonpaths_name_one_place(path: str, expected: tuple[str | int, ...]) ->
     assert parse_path(path) == expected
 
 
-@pytest.mark.parametrize("path", ["$.spec[*]", "$..template", "$", "spec["])
+def test_a_wildcard_is_every_item_of_a_list() -> None:
+    from proxy_postrender.targets import ANY, parse_path
+
+    assert parse_path("$.clusters[*].cluster.proxy-url") == (
+        "clusters",
+        ANY,
+        "cluster",
+        "proxy-url",
+    )
+
+
+@pytest.mark.parametrize("path", ["$.spec[1:3]", "$..template", "$", "spec["])
 def test_jsonpaths_that_name_many_places_or_none_are_refused(path: str) -> None:
     from proxy_postrender.targets import PathError, parse_path
 
@@ -169,7 +180,14 @@ TARGET_HEAD = (
         ("  - {preset: ocm}\n", "'ocm' is not one of ocm-addon"),
         ("  - {apiVersion: x/v1, kind: Y}\n", "give podTemplate or set"),
         ("  - {apiVersion: x/v1, kind: Y, set: {$.spec.a: password}}\n", "'password' is not one"),
-        ("  - {apiVersion: x/v1, kind: Y, podTemplate: '$.spec[*]'}\n", "only fields and indexes"),
+        (
+            "  - {apiVersion: x/v1, kind: Y, podTemplate: '$.spec[*]'}\n",
+            "names every item of a list, not one place",
+        ),
+        (
+            "  - {apiVersion: x/v1, kind: Y, podTemplate: '$.spec[1:3]'}\n",
+            "only fields and indexes",
+        ),
     ],
 )
 def test_bad_targets_are_named(tmp_path: Path, body: str, message: str) -> None:

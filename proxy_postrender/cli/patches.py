@@ -219,7 +219,7 @@ def custom_patches(
     """The JSON patches that make the filter's change (``render_text`` to
     ``output_text``) to the objects of the custom targets in ``targets``; and, per object
     the filter changes that no patch can reach, why (naming the render's document)."""
-    custom = [t for t in targets.by_kind.values() if t.origin != BUILT_IN_ORIGIN]
+    custom = targets.custom()
     if not custom:
         return [], []
     kinds = frozenset(t.kind for t in custom)

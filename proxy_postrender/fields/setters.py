@@ -22,7 +22,7 @@ from proxy_postrender.objects import Path
 from proxy_postrender.plans import Plan
 from proxy_postrender.record import Record
 from proxy_postrender.structs import FrozenStruct, field
-from proxy_postrender.targets import Target
+from proxy_postrender.targets import ANY, Target
 from proxy_postrender.yamltext.ops import AddKey, DeleteKey, Op, SetValue
 
 ANNOTATION = "proxy-postrender.io/fields"
@@ -54,6 +54,7 @@ class FieldPlan(Plan):
     set: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         return f"{len(self.set)} fields set"
@@ -62,6 +63,7 @@ class FieldPlan(Plan):
         lines = [f"    set {', '.join(self.set)}"] if self.set else []
         lines += [f"    kept (set by the manifest) {p}" for p in self.kept]
         lines += [f"    removed {p}" for p in self.removed]
+        lines += [f"    note: {n}" for n in self.notes if self.ops]
         return lines
 
 
@@ -77,29 +79,70 @@ def plan(
     settings: FieldSettings,
 ) -> FieldPlan:
     """Set each of ``target.fields`` from the profile; take out what the tool set earlier
-    and no longer sets (a removal run has no values)."""
-    return _plan_fields(
-        obj, base, target.fields, values(found.env, settings.ca_pem), settings.on_conflict
+    and no longer sets (a removal run has no values). The fields of a target with an
+    embedded document are set inside that document by fields/embedded.py."""
+    available = values(found.env, settings.ca_pem)
+    recorded = Record.read(obj, ANNOTATION)
+    made, entries = plan_fields(
+        obj, base, target.fields, available, settings.on_conflict, recorded.entries
     )
+    made.ops += recorded.ops(obj, base, entries)
+    made.notes += [target.note] if target.note else []
+    return made
 
 
-def _plan_fields(
+def expand(data: Any, setters: Sequence[tuple[Path, str]]) -> list[tuple[Path, str]]:
+    """The setters with every ``[*]`` step (targets.ANY) made one path per list item of
+    ``data`` (none where the list is absent)."""
+    out: list[tuple[Path, str]] = []
+    for path, name in setters:
+        prefixes: list[Path] = [()]
+        for step in path:
+            if step != ANY:
+                prefixes = [(*p, step) for p in prefixes]
+                continue
+            nodes = [(p, _get(data, p)) for p in prefixes]
+            prefixes = [
+                (*p, i) for p, node in nodes if isinstance(node, list) for i in range(len(node))
+            ]
+        out += [(p, name) for p in prefixes]
+    return out
+
+
+def _value(obj: Any, path: Path, name: str, available: Mapping[str, str]) -> str | None:
+    """The profile value ``name`` for the field at ``path``; ``proxyForServer``: the proxy
+    for the scheme of the ``server`` next to it (a kubeconfig cluster entry)."""
+    if name != "proxyForServer":
+        return available.get(name)
+    server = _child(_get(obj, path[:-1]), "server")
+    secure = isinstance(server, str) and server.lower().startswith("https:")
+    return available.get("httpsProxy" if secure else "httpProxy")
+
+
+def plan_fields(
     obj: Mapping[str, Any],
     base: Path,
     setters: Sequence[tuple[Path, str]],
     available: Mapping[str, str],
     on_conflict: str,
-) -> FieldPlan:
+    entries: Sequence[str],
+) -> tuple[FieldPlan, list[str]]:
+    """The plan that sets ``setters`` in ``obj`` (at ``base``) given the record's
+    ``entries``, and the entries the record holds afterwards."""
     plan = FieldPlan()
-    recorded = Record.read(obj, ANNOTATION)
-    owned = {e for e in recorded.entries if not e.startswith("+")}
-    created = [e[1:] for e in recorded.entries if e.startswith("+")]  # mappings the tool made
+    setters = expand(obj, setters)
+    appended = [e for e in entries if e.startswith(APPENDED)]
+    entries = [e for e in entries if not e.startswith(APPENDED)]
+    owned = {e for e in entries if not e.startswith("+")}
+    created = [e[1:] for e in entries if e.startswith("+")]  # mappings the tool made
     now: list[str] = []
+    now_appended = _append_ca(obj, base, setters, available, appended, plan)
+    setters = [(path, name) for path, name in setters if name != CA_APPENDED]
     missing: list[tuple[Path, str]] = []
     removing: list[Path] = []
     for path, name in setters:
         dotted = _dotted(path)
-        value = available.get(name)
+        value = _value(obj, path, name, available)
         parent = _get(obj, path[:-1])
         leaf = path[-1]
         present = _has(parent, leaf)
@@ -129,8 +172,54 @@ def _plan_fields(
     plan.ops += _removals(obj, base, removing, created)
     # a mapping the tool made stays the tool's while one of its fields does
     kept_made = [c for c in created if any(d.startswith(c + ".") for d in now)]
-    plan.ops += recorded.ops(obj, base, now + [f"+{c}" for c in dict.fromkeys(kept_made + made)])
-    return plan
+    return plan, now + [f"+{c}" for c in dict.fromkeys(kept_made + made)] + now_appended
+
+
+# caAppended: the proxy's CA appended to the base64 PEM bundle a field holds (a
+# kubeconfig's certificate-authority-data); the record keeps how long the field's own
+# bundle is (``^PATH=LENGTH``), so that a re-run appends the CA again to that alone
+# and --remove gives it back
+CA_APPENDED = "caAppended"
+APPENDED = "^"
+
+
+def _append_ca(
+    obj: Any,
+    base: Path,
+    setters: Sequence[tuple[Path, str]],
+    available: Mapping[str, str],
+    recorded: Sequence[str],
+    plan: FieldPlan,
+) -> list[str]:
+    """The CA appended to each ``caAppended`` field (taken off again without a CA); the
+    record's entries afterwards."""
+    import base64  # lazy: only this setter
+    import binascii
+
+    lengths = dict(e[1:].rpartition("=")[::2] for e in recorded)
+    pem = available.get("caBundle")
+    entries: list[str] = []
+    for path, name in setters:
+        if name != CA_APPENDED:
+            continue
+        dotted = _dotted(path)
+        held = _get(obj, path)
+        if not isinstance(held, str):
+            continue  # no bundle of its own there: nothing to append to
+        try:
+            raw = base64.b64decode(held, validate=True)
+        except binascii.Error:
+            raise InputError(f"{dotted} is not base64 (the CA is appended to it)") from None
+        length = lengths.get(dotted)
+        own = raw[: int(length)] if length and length.isdigit() else raw
+        new = own
+        if pem is not None:
+            new = own + (b"" if own.endswith(b"\n") or not own else b"\n") + pem.encode()
+            entries.append(f"{APPENDED}{dotted}={len(own)}")
+        if new != raw:
+            plan.ops.append(SetValue((*base, *path), base64.b64encode(new).decode("ascii")))
+            (plan.set if pem is not None else plan.removed).append(dotted)
+    return entries
 
 
 def _child(node: Any, step: str | int) -> Any:

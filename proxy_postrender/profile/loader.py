@@ -24,6 +24,7 @@ fields. ``spec.targets`` is parsed by hand here (:func:`_targets`).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 
 from proxy_postrender import TYPE_CHECKING
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 
 from proxy_postrender import structs, targets
 from proxy_postrender.errors import ProfileError
-from proxy_postrender.objects import api_group
+from proxy_postrender.objects import Path, api_group
 from proxy_postrender.pods.selection import CaMount
 from proxy_postrender.profile import build, check, expand, rules, tables
 from proxy_postrender.profile.check import validate_proxy_url
@@ -137,6 +138,11 @@ def from_flags(overrides: Overrides, redactor: Redactor | None = None) -> Profil
     return _build("flags", chosen, "flags", ctx, overrides.namespace)
 
 
+_TARGET_KEYS = frozenset(
+    {"apiVersion", "kind", "podTemplate", "set", "name", "namespace", "selector", "embedded"}
+)
+
+
 def _targets(value: Any, where: str, secret: set[str]) -> TargetTable:
     """The built-in target table with the entries of spec.targets added (``secret``: the
     profile values no setter may write, see rules.secret_values)."""
@@ -159,45 +165,110 @@ def _targets(value: Any, where: str, secret: set[str]) -> TargetTable:
                 )
             preset = str(entry["preset"])
             entry = presets[preset]
-        check.unknown_keys(entry, {"apiVersion", "kind", "podTemplate", "set"}, here)
-        api_version, kind = entry.get("apiVersion"), entry.get("kind")
-        if not isinstance(api_version, str) or not isinstance(kind, str) or not kind:
-            raise ProfileError(f"{here}: needs apiVersion and kind")
-        group = api_group(api_version)
-        if ("podTemplate" in entry) == ("set" in entry):
-            raise ProfileError(f"{here}: give podTemplate or set (one of them)")
         try:
-            if "podTemplate" in entry:
-                path = targets.parse_path(str(entry["podTemplate"]))
-                spec = ((*path, "spec"),)
-                entries.append(targets.Target(group, kind, targets.PODS, spec, origin=here))
-                continue
-            fields_to_set = entry["set"]
-            if not isinstance(fields_to_set, Mapping) or not fields_to_set:
-                raise ProfileError(f"{here}.set: must map JSONPaths to profile values")
-            pairs = []
-            for path_text, source in fields_to_set.items():
-                if source not in targets.FIELD_VALUES:
-                    raise ProfileError(
-                        f"{here}.set: {source!r} is not one of {', '.join(targets.FIELD_VALUES)}"
-                    )
-                field_path = targets.parse_path(str(path_text))
-                if field_path[0] in ("metadata", "apiVersion", "kind"):
-                    raise ProfileError(f"{here}.set: {path_text} is not the object's content")
-                where = f"{here} (preset {preset})" if preset else f"{here}.set"
-                rules.setter_value(
-                    str(source), str(path_text), kind, secret, where, preset=bool(preset)
-                )
-                pairs.append((field_path, str(source)))
-            entries.append(
-                targets.Target(group, kind, targets.FIELDS, fields=tuple(pairs), origin=here)
-            )
+            made = _target(entry, here, preset, secret)
+            note = targets.PRESET_NOTES.get(preset or "", "")
+            entries.append(structs.replace(made, note=note) if note else made)
         except targets.PathError as exc:
             raise ProfileError(f"{here}: {exc}") from None
     try:
         return targets.BUILT_IN.with_entries(entries)
     except targets.TargetConflict as conflict:  # compiled, one name has one type
         raise ProfileError(str(conflict)) from None
+
+
+def _target(
+    entry: Mapping[str, Any], here: str, preset: str | None, secret: set[str]
+) -> targets.Target:
+    """One spec.targets entry (a preset's, when ``preset`` names it)."""
+    check.unknown_keys(entry, _TARGET_KEYS, here)
+    api_version, kind = entry.get("apiVersion"), entry.get("kind")
+    if not isinstance(api_version, str) or not isinstance(kind, str) or not kind:
+        raise ProfileError(f"{here}: needs apiVersion and kind")
+    group = api_group(api_version)
+    if ("podTemplate" in entry) == ("set" in entry):
+        raise ProfileError(f"{here}: give podTemplate or set (one of them)")
+    select = _select(entry, here)
+    if "podTemplate" in entry:
+        if "embedded" in entry:
+            raise ProfileError(f"{here}: embedded takes set, not podTemplate")
+        path = _one_place(str(entry["podTemplate"]), f"{here}.podTemplate")
+        spec = ((*path, "spec"),)
+        return targets.Target(group, kind, targets.PODS, spec, origin=here, select=select)
+    embedded = _embedded(entry.get("embedded"), f"{here}.embedded")
+    fields_to_set = entry["set"]
+    if not isinstance(fields_to_set, Mapping) or not fields_to_set:
+        raise ProfileError(f"{here}.set: must map JSONPaths to profile values")
+    pairs = []
+    for path_text, source in fields_to_set.items():
+        if source not in targets.FIELD_VALUES:
+            raise ProfileError(
+                f"{here}.set: {source!r} is not one of {', '.join(targets.FIELD_VALUES)}"
+            )
+        field_path = targets.parse_path(str(path_text))
+        if embedded is None and field_path[0] in ("metadata", "apiVersion", "kind"):
+            raise ProfileError(f"{here}.set: {path_text} is not the object's content")
+        where = f"{here} (preset {preset})" if preset else f"{here}.set"
+        rules.setter_value(str(source), str(path_text), kind, secret, where, preset=bool(preset))
+        pairs.append((field_path, str(source)))
+    return targets.Target(
+        group,
+        kind,
+        targets.FIELDS,
+        fields=tuple(pairs),
+        origin=here,
+        select=select,
+        embedded=embedded,
+    )
+
+
+def _one_place(text: str, where: str) -> Path:
+    path = targets.parse_path(text)
+    if targets.ANY in path:
+        raise ProfileError(f"{where}: {text} names every item of a list, not one place")
+    return path
+
+
+def _select(entry: Mapping[str, Any], here: str) -> targets.Select | None:
+    """The objects of its kind a target takes (None: all of them)."""
+    if not any(key in entry for key in ("name", "namespace", "selector")):
+        return None
+    name, namespace = entry.get("name"), entry.get("namespace")
+    for key, value in (("name", name), ("namespace", namespace)):
+        if value is not None and not (isinstance(value, str) and re.match(check.DNS_NAME, value)):
+            raise ProfileError(f"{here}.{key}: must be a Kubernetes object name")
+    labels: tuple[tuple[str, str], ...] = ()
+    selector = entry.get("selector")
+    if selector is not None:
+        if not isinstance(selector, Mapping):
+            raise ProfileError(f"{here}.selector: must be a mapping with matchLabels")
+        check.unknown_keys(selector, {"matchLabels"}, f"{here}.selector")
+        found = selector.get("matchLabels")
+        if not isinstance(found, Mapping) or not found:
+            raise ProfileError(f"{here}.selector.matchLabels: must map label keys to values")
+        labels = tuple(sorted((str(k), str(v)) for k, v in found.items()))
+    return targets.Select(name, namespace, labels)
+
+
+def _embedded(value: Any, where: str) -> targets.Embedded | None:
+    """Where the document the set paths apply in is held (None: the object itself)."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise ProfileError(f"{where}: must be a mapping with path, format and encoding")
+    check.unknown_keys(value, {"path", "format", "encoding"}, where)
+    if not isinstance(value.get("path"), str):
+        raise ProfileError(f"{where}.path: the JSONPath of the string field is required")
+    path = _one_place(value["path"], f"{where}.path")
+    if path[0] in ("metadata", "apiVersion", "kind"):
+        raise ProfileError(f"{where}.path: {value['path']} is not the object's content")
+    form = value.get("format", "yaml")
+    encoding = value.get("encoding", "none")
+    if form not in targets.EMBEDDED_FORMATS:
+        raise ProfileError(f"{where}.format: one of {', '.join(targets.EMBEDDED_FORMATS)}")
+    if encoding not in targets.ENCODINGS:
+        raise ProfileError(f"{where}.encoding: one of {', '.join(targets.ENCODINGS)}")
+    return targets.Embedded(path, str(form), str(encoding))
 
 
 def _build(

@@ -124,7 +124,8 @@ def setter_value(
     """A field setter must not write a password the profile keeps in a Secret: the fields
     setters fill take plain strings, no Secret reference, and a URL without its user-info
     would fail to authenticate without a word."""
-    if source not in secret:
+    named = ("httpProxy", "httpsProxy") if source == "proxyForServer" else (source,)
+    if not set(named) & secret:
         return
     fix = f"an entry of your own without {path} instead of the preset" if preset else None
     raise ProfileError(

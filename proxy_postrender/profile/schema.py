@@ -76,7 +76,11 @@ NODE_PATH = r"^(?!.*/\.\.(?:/|$))/[A-Za-z0-9._/@+-]+$"
 DROP_IN = r"^(?!.*/\.\.(?:/|$))(?=.*\.d/)/[A-Za-z0-9._/@+-]+\.conf$"
 PEM = r"-----BEGIN CERTIFICATE-----\r?\n(?:[A-Za-z0-9+/=]|\r?\n)+-----END CERTIFICATE-----"
 JSONPATH = r"^(?!\$?$)(?!.*\*)(?!.*\.\.)"
-CONTENT_PATH = r"^(?!(?:\$\.?)?(?:metadata|apiVersion|kind)(?:[.\[]|$))(?!\$?$)(?!.*\*)(?!.*\.\.)"
+# a setter's JSONPath: the object's content, one place or [*] (every item of a list)
+CONTENT_PATH = (
+    r"^(?!(?:\$\.?)?(?:metadata|apiVersion|kind)(?:[.\[]|$))(?!\$?$)(?!.*\.\.)"
+    r"(?:[^*]|\[\*\])*$"
+)
 
 
 def text() -> str:

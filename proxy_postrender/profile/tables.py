@@ -442,12 +442,42 @@ CA_BUNDLE = section(
     one_of=("file", "pem"),
 )
 
+TARGET_SELECTOR = section(
+    "spec.targets[].selector",
+    Option("matchLabels", LABELS, "Labels the object must all have.", required=True),
+    doc="Which objects of the kind, by their labels.",
+)
+
+EMBEDDED = section(
+    "spec.targets[].embedded",
+    Option(
+        "path",
+        JSONPATH,
+        "JSONPath of the string field that holds the document.",
+        required=True,
+    ),
+    Option(
+        "format",
+        choice(*targets.EMBEDDED_FORMATS),
+        "How the document is written (a kubeconfig is YAML).",
+        "yaml",
+    ),
+    Option(
+        "encoding",
+        choice(*targets.ENCODINGS),
+        "`base64`: the field holds the document base64-encoded (a Secret's `data`).",
+        "none",
+    ),
+    doc="A document held as text in a field: the `set` paths apply inside it "
+    "([Embedded documents](#embedded-documents)).",
+)
+
 TARGET = section(
     "spec.targets[]",
     Option(
         "preset",
         choice(*targets.TARGET_PRESETS),
-        "A built-in entry by name (`ocm-addon`); alone.",
+        "A built-in entry by name (`ocm-addon`, `ocm-klusterlet`, `kapp-controller`); alone.",
     ),
     Option(
         "apiVersion",
@@ -463,8 +493,13 @@ TARGET = section(
     Option(
         "set",
         setters(*targets.FIELD_VALUES),
-        "JSONPaths of the object's content, each set from a profile value.",
+        "JSONPaths of the object's content (or of the embedded document), each set from a "
+        "profile value; `[*]` stands for every item of a list.",
     ),
+    Option("name", object_name(253), "Only the object of this name."),
+    Option("namespace", object_name(63), "Only objects of this namespace."),
+    Option("selector", mapping(TARGET_SELECTOR), TARGET_SELECTOR.doc),
+    Option("embedded", mapping(EMBEDDED), EMBEDDED.doc),
     doc="A kind the tool changes besides the built-in ones: see "
     "[Custom targets](#custom-targets-spectargets).",
 )  # for the docs and the schema: loader._targets parses spec.targets by hand
@@ -672,4 +707,6 @@ SECTIONS = (
     CLUSTER_MATCH,
     CLUSTER_NODES,
     TARGET,
+    TARGET_SELECTOR,
+    EMBEDDED,
 )

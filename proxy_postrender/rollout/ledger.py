@@ -194,12 +194,12 @@ class Ledger:
         ops: list[Op] = []
         key = key_of(obj, self.namespace)
         if key is not None and key in self.names:
-            ops.append(SetValue((*base, "metadata", "name"), self.names[key]))
+            ops.append(SetValue((*base, "metadata", "name"), self.names[key], like=True))
         moved, refs = [], references(obj, self.namespace)
         for ref in refs:
             new = self.new_name(ref.key)
             if new is not None:
-                ops.append(SetValue((*base, *ref.name_path), new))
+                ops.append(SetValue((*base, *ref.name_path), new, like=True))
                 moved.append(f"{shown(ref.key)} -> {new}")
         timed = self._time(obj, base, refs) if plan is None else None
         if timed is not None:

@@ -26,6 +26,10 @@ class SetValue(FrozenStruct):
     # of the value's line; in a flow mapping the value's own text), the input's own
     # spelling given back (see ``tree.spelling``); None: the plain way
     text: str | None = None
+    # a string written in the quoting of the scalar it replaces (a value of the
+    # manifest's own the tool renames, given back byte for byte by --remove); False: in
+    # the tool's one way (its own values: one output whatever came before)
+    like: bool = False
 
 
 class DeleteItem(FrozenStruct):

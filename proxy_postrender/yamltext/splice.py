@@ -500,6 +500,24 @@ def _content_indent(text: str, scalar: Node, header: str) -> int:
     return 0
 
 
+def _replace_literal(text: str, node: ScalarNode, value: str, newline: str) -> Edit:
+    """The lines of a ``|`` (or ``|-``) block scalar given ``value``, in its header,
+    indentation and line breaks (an embedded document held in a string field)."""
+    header = _block_header(text, node).strip()
+    kept = value + "\n" if header == "|-" else value
+    if header not in ("|", "|-") or (header == "|-" and value.endswith("\n")):
+        raise Unsupported(f"a block scalar {header!r} takes no such value")
+    if not scalars.literal_ok(kept):
+        raise Unsupported("the value cannot be written as the block scalar it replaces")
+    indent = _content_indent(text, node, header)
+    body_start = text.find("\n", node.start) + 1
+    end = _kept_blank_lines(text, node.start, node.end, indent)
+    if indent == 0 or body_start <= 0 or end <= body_start or not text[:end].endswith("\n"):
+        raise Unsupported("a block scalar without a body of its own")
+    lines = [(" " * indent + line) if line else "" for line in kept[:-1].split("\n")]
+    return Edit(body_start, end, newline.join(lines) + newline)
+
+
 def _block_header(text: str, node: Node) -> str:
     """The indicators of a block scalar (``|``, ``>-``, ``|+2``); "" for any other node."""
     if not isinstance(node, ScalarNode) or node.style not in ("|", ">"):
@@ -685,15 +703,21 @@ def _in_flow(root: Node, path: Path) -> bool:
     return bool(path) and not is_block(resolve(root, path[:-1]))
 
 
-def _replace_in_flow(text: str, node: Node, value: Any, quote: bool) -> Edit:
-    """Write ``value`` over an entry of a flow collection."""
+def _replace_in_flow(text: str, node: Node, value: Any, quote: bool, *, like: bool = False) -> Edit:
+    """Write ``value`` over an entry of a flow collection (``like``: in the quoting of the
+    scalar there)."""
     if node.start == node.end:
         raise Unsupported("an empty value in a flow collection")
     if isinstance(value, str):
         if isinstance(node, ScalarNode) and node.style in ("|", ">"):
             raise Unsupported("replacement target is a block scalar")
-        if isinstance(node, ScalarNode) and (
-            node.style in ("'", '"') or (not node.style and not quote and scalars.plain_name(value))
+        if (
+            like
+            and isinstance(node, ScalarNode)
+            and (
+                node.style in ("'", '"')
+                or (not node.style and not quote and scalars.plain_name(value))
+            )
         ):
             return Edit(node.start, node.end, scalars.render_like(value, node.style))
         return Edit(node.start, node.end, scalars.render_flow(value, quote))
@@ -713,7 +737,7 @@ def _set_value(
             if node.start == node.end:
                 raise Unsupported("an empty value in a flow collection")
             return Edit(node.start, node.end, op.text)
-        return _replace_in_flow(text, node, op.value, quote)
+        return _replace_in_flow(text, node, op.value, quote, like=op.like)
     if spelled:
         return _restore(text, root, op, newline)
     if op.value is None:
@@ -726,11 +750,15 @@ def _set_value(
         return _set_collection(text, root, op, style, newline)
     if not isinstance(node, ScalarNode):
         raise Unsupported("only scalars are replaced in place")
-    if node.style in ("|", ">"):
-        raise Unsupported("replacement target is a block scalar")
+    if node.style == "|":
+        return _replace_literal(text, node, op.value, newline)
+    if node.style == ">":
+        raise Unsupported("replacement target is a folded block scalar")
     if node.start == node.end:
         raise Unsupported("empty scalar")
-    return Edit(node.start, node.end, scalars.render_like(op.value, node.style))
+    if op.like:
+        return Edit(node.start, node.end, scalars.render_like(op.value, node.style))
+    return Edit(node.start, node.end, scalars.render(op.value))
 
 
 def _to_edit(
