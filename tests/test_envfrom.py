@@ -275,3 +275,15 @@ def test_the_report_names_the_source_that_sets_each_variable() -> None:
     )
     lines = "\n".join(_report(text))
     assert re.search(r"set through envFrom app: HTTP_PROXY \(ConfigMap chart-env\)", lines)
+
+
+def test_a_malformed_entry_of_the_chart_is_kept_and_said_once() -> None:
+    """bitnami/harbor@5165628 renders ``%!s(MISSING)`` four times into its NO_PROXY."""
+    text = _stream(
+        _config_map("chart-env", '  NO_PROXY: "a,%!s(MISSING),%!s(MISSING)"\n'),
+        _pod(APP + FROM_CM),
+    )
+    env = _env_of(engine.process(text, KEEP).text)
+    assert env["NO_PROXY"] == "a,%!s(MISSING),.svc,localhost,127.0.0.1"
+    warned = [line for line in _report(text) if "%!s(missing)" in line]
+    assert len(warned) == 1, warned

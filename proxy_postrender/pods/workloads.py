@@ -76,9 +76,10 @@ class ObjectPlan(Plan):
         for container, values in self.kept_no_proxy.items():
             lines += [f"    warning {w}" for w in advice.for_kept_values(container, values)]
         for container, values in self.merged_no_proxy.items():
-            for var, value in values.items():  # (each alone: the two are merged into one)
-                said = advice.for_kept_values(container, {var: value})
-                lines += [f"    warning {w}" for w in said]
+            said: list[str] = []  # each alone: the two are merged into one list
+            for var, value in values.items():
+                said += advice.for_kept_values(container, {var: value})
+            lines += [f"    warning {w}" for w in dict.fromkeys(said)]  # each said once
         lines += [
             f"    envFrom {container}: {source}; what it sets is not known (the tool's env "
             "entries win over it)"
