@@ -41,6 +41,7 @@ from proxy_postrender.yamltext.tree import Node
 if TYPE_CHECKING:
     from typing import Any
 
+    from proxy_postrender.noproxy.envsources import EnvSources
     from proxy_postrender.yamltext.ops import Op
 
 
@@ -73,7 +74,12 @@ def process(text: str, request: Request) -> Result:
 def needs_two_passes(request: Request) -> bool:
     """Whether :func:`run` reads the stream twice (the clusters, the Services of the
     ``services`` preset, or the references of the rollout step first)."""
-    return _discovers_clusters(request) or _services_preset(request) or _follows(request)
+    return (
+        _discovers_clusters(request)
+        or _services_preset(request)
+        or _follows(request)
+        or _reads_env_sources(request)
+    )
 
 
 _CAPI = "cluster.x-k8s.io"  # in the API group of every object the rollout step reads
@@ -121,7 +127,9 @@ def run(
 
         read = []
         clusters = discover_stream(segments(), request.pods.namespace, read)
-    envs = resolve.environments(request, clusters, _workloads_env(segments, request, result))
+    workloads = _workloads_env(segments, request, result)
+    sources = _env_sources(segments, request, workloads)
+    envs = resolve.environments(request, clusters, workloads, sources)
     resolver = resolve.Resolver(request, envs)
     kinds = request.targets.kinds
     if _follows(request) and any(_CAPI in segment.text for segment in segments()):
@@ -457,3 +465,25 @@ def _same_ending(before: str, after: str) -> str:
     if before and not before.endswith(_LINE_BREAKS) and after.endswith("\n"):
         return after[:-2] if after.endswith("\r\n") else after[:-1]
     return after
+
+
+# --- envFrom: the ConfigMaps and Secrets a workload reads its variables from ---
+
+
+def _reads_env_sources(request: Request) -> bool:
+    """Whether the run reads the stream's ConfigMaps and Secrets first: what a container
+    gets through ``envFrom`` counts as set by the manifest (pods/envfrom.py)."""
+    return bool(request.env) and not request.removing
+
+
+def _env_sources(
+    segments: Callable[[], Iterable[stream.Segment]], request: Request, env: Env
+) -> EnvSources | None:
+    """The ConfigMaps and Secrets of the stream, keeping the values of the variables the
+    workloads get (None: not read)."""
+    if not _reads_env_sources(request):
+        return None
+    from proxy_postrender.noproxy import envsources  # lazy: start-up time
+
+    names = [name for name, _ in request.pods.wanted(env)]
+    return envsources.read(segments(), names, request.pods.namespace)

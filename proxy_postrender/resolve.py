@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from proxy_postrender.errors import DocumentContext
     from proxy_postrender.noproxy.discovery import ClusterIndex
     from proxy_postrender.noproxy.environments import Env
+    from proxy_postrender.noproxy.envsources import EnvSources
     from proxy_postrender.rollout.ledger import Ledger
 
 
@@ -49,10 +50,14 @@ class ProxySettings(FrozenStruct):
 
 
 def environments(
-    request: Request, index: ClusterIndex | None, workloads: Env | None = None
+    request: Request,
+    index: ClusterIndex | None,
+    workloads: Env | None = None,
+    sources: EnvSources | None = None,
 ) -> Environments:
     """The variables of each scope of a run of ``request`` (``index``: the clusters of the
-    stream; ``workloads``: the workloads' variables when a preset changed them)."""
+    stream; ``workloads``: the workloads' variables when a preset changed them;
+    ``sources``: the ConfigMaps and Secrets of the stream, for the workloads' envFrom)."""
     defaults = request.entry(fleet.DEFAULTS)
     rules = request.rules()
     # an object that serves the clusters of two entries with the same settings gets them
@@ -64,7 +69,9 @@ def environments(
     chosen = None
     if defaults is not request:
         chosen = EntryEnv("the defaults", fleet.ClusterMatch(), defaults.env, defaults.no_proxy)
-    envs = Environments(request.env, request.no_proxy, index, workloads, entries, chosen)
+    envs = Environments(
+        request.env, request.no_proxy, index, workloads, entries, chosen, sources=sources
+    )
     if index is not None:
         from proxy_postrender.nodes import uncovered  # lazy: only streams with clusters
 

@@ -265,12 +265,16 @@ def test_a_render_with_the_preset_gets_the_names_and_reports_the_cost() -> None:
     assert b"add to spec.noProxy: web-front.shop" in proc.stderr
 
 
-def test_without_the_preset_the_stream_is_read_once() -> None:
+def test_without_the_preset_the_services_are_not_read() -> None:
     from proxy_postrender import engine
     from proxy_postrender.request import Request
 
     env = (("HTTP_PROXY", "http://p:1"), ("NO_PROXY", "localhost"))
-    assert not engine.needs_two_passes(Request(env=env, no_proxy=NoProxyConfig()))
+    plain = Request(env=env, no_proxy=NoProxyConfig())
+    assert not engine._services_preset(plain)
+    # (the stream is read twice all the same: the ConfigMaps and Secrets a workload's
+    # envFrom names come first, pods/envfrom.py)
+    assert engine.needs_two_passes(plain) and engine._reads_env_sources(plain)
     with_preset = NoProxyConfig(presets=("loopback", "services"))
     assert engine.needs_two_passes(Request(env=env, no_proxy=with_preset))
     # a removal does not read the Services (it reads the stream twice all the same: the

@@ -24,6 +24,7 @@ from proxy_postrender.structs import FrozenStruct
 
 if TYPE_CHECKING:
     from proxy_postrender.noproxy.discovery import ClassRef, ClusterIndex
+    from proxy_postrender.noproxy.envsources import EnvSources
 
 Env = tuple[tuple[str, str], ...]
 _NO_PROXY = ("NO_PROXY", "no_proxy")
@@ -55,6 +56,9 @@ class ObjectEnv(FrozenStruct):
     # the record keeps what it says
     rename: bool = False
     renamed_from: str | None = None
+    # the stream's ConfigMaps and Secrets a container's envFrom may name (None: not read,
+    # as when removing): what they set counts as set by the manifest (pods/envfrom.py)
+    sources: EnvSources | None = None
 
 
 def with_no_proxy(env: Env, value: str) -> Env:
@@ -100,6 +104,7 @@ class Environments:
         workloads: Env | None = None,
         entries: Sequence[EntryEnv] = (),
         defaults: EntryEnv | None = None,
+        sources: EnvSources | None = None,
     ) -> None:
         self.env = env
         self.config = config
@@ -113,7 +118,7 @@ class Environments:
         # what the nodes of a cluster no entry matches get (the run's when None)
         self.defaults = defaults or EntryEnv("the defaults", ClusterMatch(), env, config)
         self.workloads_env = env if workloads is None else workloads
-        self._workloads = ObjectEnv(self.workloads_env)
+        self._workloads = ObjectEnv(self.workloads_env, sources=sources)
         # the nodes' when no Cluster is looked for
         self._plain = ObjectEnv(self.defaults.env, entry=fleet.DEFAULTS)
         self._cache: dict[tuple[int, tuple[ClusterNetwork, ...], bool], Env] = {}

@@ -235,3 +235,18 @@ def merge(groups: Iterable[tuple[str, Iterable[NoProxyEntry]]]) -> list[Sourced]
             if source not in sources[entry.text]:
                 sources[entry.text].append(source)
     return [Sourced(entries[text], tuple(sources[text])) for text in order]
+
+
+def merged_lists(first: Iterable[str], then: str) -> str:
+    """The NO_PROXY values ``first`` (a manifest's own, each comma-separated) and then
+    ``then`` (the profile's) as one list: each entry once, where it first comes, as it is
+    written (trimmed). Entries are the same when their text is, but for case: a client
+    compares ``*.a.example`` and ``.a.example``, ``[::1]`` and ``::1``, each in its own
+    way, so both stay."""
+    seen: set[str] = set()
+    merged: list[str] = []
+    for item in [part for value in first for part in split_value(value)] + split_value(then):
+        if item.lower() not in seen:
+            seen.add(item.lower())
+            merged.append(item)
+    return ",".join(merged)

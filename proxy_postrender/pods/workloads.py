@@ -16,11 +16,11 @@ if TYPE_CHECKING:
     from typing import Any, Final, TypeAlias
 
 from proxy_postrender.errors import InputError
-from proxy_postrender.noproxy import advice
+from proxy_postrender.noproxy import advice, syntax
 from proxy_postrender.noproxy.environments import ObjectEnv
 from proxy_postrender.objects import Path, is_mapping
 from proxy_postrender.plans import Plan
-from proxy_postrender.pods import selection
+from proxy_postrender.pods import envfrom, selection
 from proxy_postrender.pods.selection import WorkloadSettings
 from proxy_postrender.record import Record, split_spelling, with_spelling
 from proxy_postrender.structs import field
@@ -45,6 +45,13 @@ class ObjectPlan(Plan):
     kept: dict[str, list[str]] = field(default_factory=dict)
     overridden: dict[str, list[str]] = field(default_factory=dict)
     kept_no_proxy: dict[str, dict[str, str]] = field(default_factory=dict)  # values kept
+    # set through envFrom: "VAR (its source)"; the NO_PROXY variables written as the
+    # manifest's entries, then the profile's, and the manifest's values merged; the
+    # sources the stream does not hold
+    through: dict[str, list[str]] = field(default_factory=dict)
+    merged: dict[str, list[str]] = field(default_factory=dict)
+    merged_no_proxy: dict[str, dict[str, str]] = field(default_factory=dict)
+    unknown_sources: dict[str, list[str]] = field(default_factory=dict)
 
     def summary(self) -> str:
         return f"{self.containers} containers"
@@ -59,9 +66,26 @@ class ObjectPlan(Plan):
         lines += _per_container("removed", self.removed)
         lines += _per_container("overridden", self.overridden)
         lines += _per_container("kept (set by the manifest)", self.kept)
+        lines += _per_container("set through envFrom", self.through)
+        lines += [
+            f"    merged {container}: {', '.join(names)} (the manifest's entries, then the "
+            "profile's)"
+            for container, names in self.merged.items()
+        ]
         lines += _mixed_pairs(self.kept, self.injected)
         for container, values in self.kept_no_proxy.items():
             lines += [f"    warning {w}" for w in advice.for_kept_values(container, values)]
+        for container, values in self.merged_no_proxy.items():
+            said: list[str] = []  # each alone: the two are merged into one list
+            for var, value in values.items():
+                said += advice.for_kept_values(container, {var: value})
+            lines += [f"    warning {w}" for w in dict.fromkeys(said)]  # each said once
+        lines += [
+            f"    envFrom {container}: {source}; what it sets is not known (the tool's env "
+            "entries win over it)"
+            for container, sources in self.unknown_sources.items()
+            for source in sources
+        ]
         return lines
 
 
@@ -177,6 +201,9 @@ def plan(
         if wanted
         else None
     )
+    sources = env.sources if wanted else None
+    namespace = _namespace(obj, settings)
+    names = frozenset(var for var, _ in wanted)
     mounted: set[tuple[str | int, ...]] = set()  # pod specs with a container that gets the CA
     owned_volume: set[tuple[str | int, ...]] = set()  # pod specs whose CA volume is the tool's
     for spec_path, where, (list_key, index, container) in found:
@@ -199,6 +226,11 @@ def plan(
         if ca is not None or had_mount:
             mount = ca.mount() if ca else None
             result.ops.extend(_owned_entry(container, container_path, "volumeMounts", mount))
+        chart = envfrom.FromSources()
+        if sources is not None and chosen:
+            chart = envfrom.read(container, here, namespace, sources, names)
+            if chart.unknown:
+                result.unknown_sources[name] = list(chart.unknown)
         owned = _plan_container(
             container,
             container_path,
@@ -207,6 +239,7 @@ def plan(
             chosen,
             previous.get(name, set()),
             result,
+            chart,
         )
         if ca is not None:
             owned.append(CA_MARK)
@@ -326,12 +359,16 @@ def _plan_container(
     wanted: tuple[tuple[str, Value], ...],
     owned: set[str],
     result: ObjectPlan,
+    chart: envfrom.FromSources,
 ) -> list[str]:
-    """Plan one container; return the variables the tool owns in it afterwards."""
+    """Plan one container (``chart``: what its envFrom sets); return the variables the
+    tool owns in it afterwards."""
     name = container["name"]
     env_path = (*path, "env")
     desired = dict(wanted)
     env = _env_items(container, where)
+    in_env = {item["name"] for item in env or []}
+    left = _counted(chart, name, on_conflict, desired, in_env, owned, result)
     ops: list[Op] = []
     ours: set[str] = set()
     present: set[str] = set()
@@ -374,7 +411,7 @@ def _plan_container(
                 result.kept.setdefault(name, []).append(var)
                 if var in ("NO_PROXY", "no_proxy") and isinstance(item.get("value"), str):
                     result.kept_no_proxy.setdefault(name, {})[var] = item["value"]
-    missing = [env_item(var, value) for var, value in wanted if var not in present]
+    missing = [env_item(var, desired[var]) for var, _ in wanted if var not in present | left]
     if missing:
         ours.update(item["name"] for item in missing)
         result.injected[name] = [item["name"] for item in missing]
@@ -408,3 +445,60 @@ def _plan_container(
     )
     kept = [var for var, _ in wanted if var in ours]
     return [*kept, with_spelling(mark, spelled)] if kept and mark else kept
+
+
+_NO_PROXY: Final = ("NO_PROXY", "no_proxy")
+
+
+def _namespace(obj: Mapping[str, Any], settings: WorkloadSettings) -> str:
+    """The object's namespace, else the release's (--namespace), else "" (unknown)."""
+    metadata = obj.get("metadata")
+    own = metadata.get("namespace") if is_mapping(metadata) else None
+    return own if isinstance(own, str) and own else settings.namespace or ""
+
+
+def _counted(
+    chart: envfrom.FromSources,
+    name: str,
+    on_conflict: str,
+    desired: dict[str, Value],
+    in_env: set[str],
+    owned: set[str],
+    result: ObjectPlan,
+) -> set[str]:
+    """What the container's ``envFrom`` sets counts as set by the manifest, where its own
+    ``env`` does not set it (``in_env``: the names there; ``owned``: the tool's): kept,
+    overridden or refused per ``on_conflict``. Under ``keep`` a NO_PROXY it sets is
+    merged: ``desired`` gets, for each NO_PROXY variable its ``env`` leaves, the
+    manifest's entries first, then the profile's. Returns the variables left to the
+    sources (the tool writes none of them)."""
+    explicit = in_env - owned  # set by the manifest's own env entries: they win
+    given = {var: chart.value(var) or "" for var in desired if var not in explicit}
+    given = {var: value for var, value in given.items() if value}
+    if not given:
+        return set()
+    result.through[name] = [f"{var} ({chart.source(var)})" for var in given]
+    merged: list[str] = []
+    from_chart = [given[var] for var in _NO_PROXY if var in given]
+    if on_conflict == "keep" and from_chart:
+        profile = next((v for k, v in desired.items() if k in _NO_PROXY and isinstance(v, str)), "")
+        value = syntax.merged_lists(from_chart, profile)
+        merged = [var for var in _NO_PROXY if var in desired and var not in explicit]
+        desired.update((var, value) for var in merged)
+        result.merged[name] = merged
+        result.merged_no_proxy[name] = {var: given[var] for var in _NO_PROXY if var in given}
+    left: set[str] = set()
+    for var in given:
+        if var in in_env or var in merged:
+            continue  # the tool's own entry (an earlier run's), or merged
+        if on_conflict == "fail":
+            raise InputError(
+                f"container {name!r} already sets {var} through envFrom "
+                f"({chart.source(var)}) (onConflict: fail)"
+            )
+        if on_conflict == "override":
+            result.overridden.setdefault(name, []).append(var)
+        else:
+            left.add(var)
+            result.kept.setdefault(name, []).append(var)
+    return left
