@@ -133,7 +133,7 @@ BUILT_IN_TARGETS: tuple[Target, ...] = (
 
 # Ready-made spec.targets entries. Open Cluster Management's add-on configuration
 # (seed 004): proxy settings for every add-on agent of a managed cluster.
-TARGET_PRESETS: Mapping[str, Mapping[str, Any]] = {
+TARGET_PRESETS: Mapping[str, Any] = {  # an entry, or a list of entries
     "ocm-addon": {
         "apiVersion": "addon.open-cluster-management.io/v1alpha1",
         "kind": "AddOnDeploymentConfig",
@@ -159,17 +159,21 @@ TARGET_PRESETS: Mapping[str, Mapping[str, Any]] = {
             "$.clusters[*].cluster.certificate-authority-data": "caAppended",
         },
     },
-    # kapp-controller reads its proxy from the Secret kapp-controller-config.
-    "kapp-controller": {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "name": "kapp-controller-config",
-        "set": {
-            "$.stringData.httpProxy": "httpProxy",
-            "$.stringData.httpsProxy": "httpsProxy",
-            "$.stringData.noProxy": "noProxy",
-        },
-    },
+    # kapp-controller reads its proxy from the Secret kapp-controller-config, else from a
+    # ConfigMap of that name (the Tanzu package ships one): both, the same fields
+    "kapp-controller": [
+        {
+            "apiVersion": "v1",
+            "kind": kind,
+            "name": "kapp-controller-config",
+            "set": {
+                f"$.{where}.httpProxy": "httpProxy",
+                f"$.{where}.httpsProxy": "httpsProxy",
+                f"$.{where}.noProxy": "noProxy",
+            },
+        }
+        for kind, where in (("Secret", "stringData"), ("ConfigMap", "data"))
+    ],
 }
 
 

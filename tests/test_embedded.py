@@ -246,3 +246,72 @@ def test_the_golden_klusterlet_output_holds_what_the_preset_says(case: str) -> N
     bundle = base64.b64decode(cluster["cluster"]["certificate-authority-data"]).decode()
     assert bundle.count("BEGIN CERTIFICATE") == (2 if case.endswith("-ca") else 1)
     assert "proxy-url" not in base64.b64decode(other["data"]["kubeconfig"]).decode()
+
+
+# --- found on upstream renders (OCM klusterlet chart, kapp-controller, kube-prometheus-stack)
+
+
+def test_a_quoted_base64_field_keeps_its_quotes_and_comes_back_exactly(tmp_path: Path) -> None:
+    profile = _profile(tmp_path, "    - preset: ocm-klusterlet\n")
+    encoded = base64.b64encode(KUBECONFIG.encode()).decode()
+    for quote in ('"', "'"):
+        stream = (
+            "apiVersion: v1\nkind: Secret\nmetadata: {name: bootstrap-hub-kubeconfig}\n"
+            f"data:\n  kubeconfig: {quote}{encoded}{quote}\n"
+        )
+        out = _run([str(profile)], stream)
+        assert f"kubeconfig: {quote}" in out
+        assert _run([str(profile), "--remove"], out) == stream
+
+
+def test_an_empty_value_counts_as_unset(tmp_path: Path) -> None:
+    """kapp-controller's own config overlay ships httpProxy: "", which it reads as
+    "no proxy" (and clears the variables the tool gave it)."""
+    stream = (
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: kapp-controller-config}\n"
+        'stringData:\n  caCerts: ""\n  httpProxy: ""\n  noProxy: ""\n'
+    )
+    profile = _profile(tmp_path, "    - preset: kapp-controller\n")
+    out = _run([str(profile)], stream)
+    (secret,) = _docs(out)
+    assert secret["stringData"]["httpProxy"] == PROXY and secret["stringData"]["caCerts"] == ""
+    assert _run([str(profile)], out) == out
+    assert _run([str(profile), "--remove"], out) == stream
+
+
+def test_a_secret_s_own_data_counts_as_set(tmp_path: Path) -> None:
+    """The API server lays stringData over data: a value in data is the manifest's."""
+    stream = (
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: kapp-controller-config}\n"
+        f"data:\n  httpProxy: {base64.b64encode(b'http://chart:8080').decode()}\n"
+    )
+    profile = _profile(tmp_path, "    - preset: kapp-controller\n")
+    proc = run_cli([str(profile), "--report"], stream.encode())
+    (secret,) = _docs(proc.stdout.decode())
+    assert "httpProxy" not in secret["stringData"]
+    assert "kept (set by the manifest) stringData.httpProxy" in proc.stderr.decode()
+    assert _run([str(profile), "--remove"], proc.stdout.decode()) == stream
+
+
+def test_the_kapp_controller_preset_takes_its_config_map_too(tmp_path: Path) -> None:
+    stream = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kapp-controller-config}\ndata: {}\n"
+    profile = _profile(tmp_path, "    - preset: kapp-controller\n")
+    out = _run([str(profile)], stream)
+    assert _docs(out)[0]["data"]["httpsProxy"] == PROXY_TLS
+    assert _run([str(profile), "--remove"], out) == stream
+
+
+def test_an_empty_json_document_gets_json(tmp_path: Path) -> None:
+    stream = (
+        'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: docker}\ndata:\n  daemon.json: "{}"\n'
+    )
+    targets = (
+        "    - apiVersion: v1\n      kind: ConfigMap\n      name: docker\n"
+        "      embedded: {path: '$.data[\"daemon.json\"]', format: json}\n"
+        "      set: {$.proxies.http-proxy: httpProxy}\n"
+    )
+    profile = _profile(tmp_path, targets)
+    out = _run([str(profile)], stream)
+    inner = _docs(out)[0]["data"]["daemon.json"]
+    assert json.loads(inner) == {"proxies": {"http-proxy": PROXY}}
+    assert _run([str(profile), "--remove"], out) == stream

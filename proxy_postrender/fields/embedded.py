@@ -70,8 +70,10 @@ def plan(
     result = FieldPlan(set=_at(where, inner.set), kept=_at(where, inner.kept))
     result.removed = _at(where, inner.removed)
     if inner.ops:
-        new_text = rewrite(text, docs, number, inner.ops, where)
-        result.ops.append(SetValue((*base, *embedded.path), encode(new_text, embedded.encoding)))
+        new_text = rewrite(text, docs, number, inner.ops, where, json=embedded.format == "json")
+        new_value = encode(new_text, embedded.encoding)
+        # in the quoting the chart gave the field (the value is the chart's, changed)
+        result.ops.append(SetValue((*base, *embedded.path), new_value, like=True))
     result.ops += recorded.ops(obj, base, others + [prefix + e for e in entries])
     result.notes += [target.note] if target.note else []
     return result
@@ -129,11 +131,18 @@ def _documents(text: str, form: str, where: str) -> list[tuple[Node, Any]]:
 
 
 def rewrite(
-    text: str, docs: list[tuple[Node, Any]], number: int, ops: list[Any], where: str
+    text: str,
+    docs: list[tuple[Node, Any]],
+    number: int,
+    ops: list[Any],
+    where: str,
+    *,
+    json: bool = False,
 ) -> str:
     """``text`` (its documents ``docs``) with ``ops`` made in document ``number``,
     spliced, and read back to check that it holds what the ops mean and nothing else
-    changed."""
+    changed (``json``: a JSON text, whose new entries are written as JSON, and which
+    must read back as JSON)."""
     import copy
 
     from proxy_postrender.yamltext import ops as yaml_ops
@@ -144,12 +153,24 @@ def rewrite(
     node = docs[number][0]
     try:
         style = splice.detect_style(text, node)
-        edits = splice.edits_for(text, node, ops, style, newline, [])
+        edits = splice.edits_for(text, node, ops, style, newline, [], json=json)
         new_text = splice.apply_edits(text, edits)
     except splice.Unsupported as exc:
         raise InputError(f"could not change the document in {where} ({exc})") from None
     expected = copy.deepcopy([d for _, d in docs])  # (the plan only read them)
     yaml_ops.apply(expected[number], ops)
-    if [d for _, d in nodes_and_data(new_text)] != expected:
+    if [d for _, d in nodes_and_data(new_text)] != expected or (
+        json and not _json_reads(new_text, expected[number])
+    ):
         raise InputError(f"could not change the document in {where} without altering other content")
     return new_text
+
+
+def _json_reads(text: str, expected: Any) -> bool:
+    """Whether ``text`` is JSON that holds ``expected``."""
+    import json  # lazy: only JSON documents
+
+    try:
+        return bool(json.loads(text) == expected)
+    except ValueError:
+        return False

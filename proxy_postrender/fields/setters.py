@@ -132,8 +132,9 @@ def plan_fields(
     plan = FieldPlan()
     setters = expand(obj, setters)
     appended = [e for e in entries if e.startswith(APPENDED)]
-    entries = [e for e in entries if not e.startswith(APPENDED)]
-    owned = {e for e in entries if not e.startswith("+")}
+    was_empty = {e[1:] for e in entries if e.startswith(WAS_EMPTY)}
+    entries = [e for e in entries if not e.startswith((APPENDED, WAS_EMPTY))]
+    owned = {e for e in entries if not e.startswith("+")} | was_empty
     created = [e[1:] for e in entries if e.startswith("+")]  # mappings the tool made
     now: list[str] = []
     now_appended = _append_ca(obj, base, setters, available, appended, plan)
@@ -147,10 +148,18 @@ def plan_fields(
         leaf = path[-1]
         present = _has(parent, leaf)
         if value is None:
-            if dotted in owned and present:
+            if dotted in was_empty and present:  # the manifest's empty value, back
+                plan.ops.append(SetValue((*base, *path), ""))
+                plan.removed.append(dotted)
+            elif dotted in owned and present:
                 removing.append(path)
                 plan.removed.append(dotted)
             continue
+        if present and dotted not in owned and _child(parent, leaf) == "":
+            was_empty.add(dotted)  # an empty value counts as unset: the tool's from now
+            owned.add(dotted)
+        if not present and _in_data(obj, path):
+            present, parent, leaf = True, _data_view(obj), path[1]  # the Secret's own
         if present and dotted not in owned:
             if _child(parent, leaf) == value:
                 continue
@@ -160,7 +169,7 @@ def plan_fields(
                 plan.kept.append(dotted)
                 continue
         now.append(dotted)
-        if present:
+        if present and _has(_get(obj, path[:-1]), leaf):
             if _child(parent, leaf) != value:
                 plan.ops.append(SetValue((*base, *path), value))
                 plan.set.append(dotted)
@@ -172,7 +181,38 @@ def plan_fields(
     plan.ops += _removals(obj, base, removing, created)
     # a mapping the tool made stays the tool's while one of its fields does
     kept_made = [c for c in created if any(d.startswith(c + ".") for d in now)]
+    now = [f"{WAS_EMPTY}{d}" if d in was_empty else d for d in now]
     return plan, now + [f"+{c}" for c in dict.fromkeys(kept_made + made)] + now_appended
+
+
+# an entry of a field whose empty string of the manifest's the tool's value replaced
+# (an empty value counts as unset): --remove writes the empty string back
+WAS_EMPTY = "="
+
+
+def _in_data(obj: Any, path: Path) -> bool:
+    """Whether a Secret's ``stringData.KEY`` is set through its base64 ``data.KEY``
+    (the API server lays stringData over data: that value counts as the manifest's)."""
+    if not isinstance(obj, Mapping) or obj.get("kind") != "Secret" or len(path) != 2:
+        return False
+    if path[0] != "stringData":
+        return False
+    return bool(_data_view(obj).get(str(path[1])))
+
+
+def _data_view(obj: Mapping[str, Any]) -> dict[str, str]:
+    """A Secret's ``data``, decoded (keys whose value is no base64 of text left out)."""
+    import base64  # lazy: only Secrets
+    import binascii
+
+    data = obj.get("data")
+    out: dict[str, str] = {}
+    for key, value in data.items() if isinstance(data, Mapping) else ():
+        try:
+            out[str(key)] = base64.b64decode(str(value), validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            continue
+    return out
 
 
 # caAppended: the proxy's CA appended to the base64 PEM bundle a field holds (a

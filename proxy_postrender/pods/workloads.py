@@ -31,6 +31,7 @@ from proxy_postrender.yamltext.tree import spelling
 # (Constants here are Final: the compiled build reads them from C variables, not
 # from the module's dict.)
 ANNOTATION: Final = "proxy-postrender.io/injected"
+_NO_SOURCES: Final = envfrom.FromSources()  # a container without envFrom
 # Lists of containers inside a pod spec that get the variables, in this order.
 CONTAINER_LISTS: Final[tuple[str, ...]] = ("initContainers", "containers")
 
@@ -226,8 +227,8 @@ def plan(
         if ca is not None or had_mount:
             mount = ca.mount() if ca else None
             result.ops.extend(_owned_entry(container, container_path, "volumeMounts", mount))
-        chart = envfrom.FromSources()
-        if sources is not None and chosen:
+        chart = _NO_SOURCES
+        if sources is not None and chosen and "envFrom" in container:
             chart = envfrom.read(container, here, namespace, sources, names)
             if chart.unknown:
                 result.unknown_sources[name] = list(chart.unknown)
@@ -368,7 +369,11 @@ def _plan_container(
     desired = dict(wanted)
     env = _env_items(container, where)
     in_env = {item["name"] for item in env or []}
-    left = _counted(chart, name, on_conflict, desired, in_env, owned, result)
+    left = (
+        _counted(chart, name, on_conflict, desired, in_env, owned, result)
+        if chart.values
+        else set()
+    )
     ops: list[Op] = []
     ours: set[str] = set()
     present: set[str] = set()

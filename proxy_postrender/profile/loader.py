@@ -165,12 +165,13 @@ def _targets(value: Any, where: str, secret: set[str]) -> TargetTable:
                 )
             preset = str(entry["preset"])
             entry = presets[preset]
-        try:
-            made = _target(entry, here, preset, secret)
-            note = targets.PRESET_NOTES.get(preset or "", "")
+        note = targets.PRESET_NOTES.get(preset or "", "")
+        for one in entry if isinstance(entry, list) else [entry]:
+            try:
+                made = _target(one, here, preset, secret)
+            except targets.PathError as exc:
+                raise ProfileError(f"{here}: {exc}") from None
             entries.append(structs.replace(made, note=note) if note else made)
-        except targets.PathError as exc:
-            raise ProfileError(f"{here}: {exc}") from None
     try:
         return targets.BUILT_IN.with_entries(entries)
     except targets.TargetConflict as conflict:  # compiled, one name has one type

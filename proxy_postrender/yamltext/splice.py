@@ -758,7 +758,8 @@ def _set_value(
         raise Unsupported("empty scalar")
     if op.like:
         return Edit(node.start, node.end, scalars.render_like(op.value, node.style))
-    return Edit(node.start, node.end, scalars.render(op.value))
+    # as an added entry writes it (_block_scalar): one output whatever came before
+    return Edit(node.start, node.end, scalars.render_block(op.value))
 
 
 def _to_edit(
@@ -827,15 +828,17 @@ def edits_for(
     style: Style,
     newline: str,
     trace: list[tuple[Op | None, list[Edit]]] | None = None,
+    *,
+    json: bool = False,
 ) -> list[Edit]:
     """The edits that carry out ``ops``; ``trace`` (when given) gets each operation with
     the edits made for it (None for the edits of a flow collection), for the check of
-    :mod:`check`."""
+    :mod:`check`. ``json``: the text is JSON (its new entries are written as JSON)."""
     text = lf_view(text)
     if text and not text.endswith("\n"):
         style = structs.replace(style, literal=False)
     # a document whose first key is double-quoted writes JSON: so do its new flow entries
-    quote = (
+    quote = json or (
         isinstance(root, MappingNode)
         and bool(root.value)
         and isinstance(root.value[0][0], ScalarNode)
