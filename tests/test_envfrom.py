@@ -130,10 +130,11 @@ def test_the_manifests_own_env_wins_over_its_envfrom() -> None:
     out = engine.process(text, KEEP).text
     env = _env_of(out)
     assert env["HTTP_PROXY"] == "http://explicit:1"
-    assert env["NO_PROXY"] == "explicit-a"  # the manifest's own entry: kept as it is
-    # no_proxy, which the manifest leaves: the source's NO_PROXY does not reach the
-    # container (env wins), so no_proxy is the profile's
-    assert env["no_proxy"] == PROFILE_NO_PROXY
+    # the manifest's own NO_PROXY (env wins over the source's): merged with the profile's,
+    # its entries first, in both cases; the source's "chart-a" never reaches the container
+    merged = syntax.merged_lists(["explicit-a"], PROFILE_NO_PROXY)
+    assert env["NO_PROXY"] == env["no_proxy"] == merged
+    assert "chart-a" not in merged
     assert "set through envFrom" not in "\n".join(_report(text))
 
 

@@ -821,7 +821,9 @@ def test_report_warns_about_classic_mistakes() -> None:
     assert proc.returncode == 0, proc.stderr
     report = proc.stderr.decode()
     assert "warning a: NO_PROXY holds whitespace inside an entry" in report
-    assert "warning a: NO_PROXY and no_proxy differ" in report
+    # (the two are merged with the profile's into one list, keep: they no longer differ)
+    assert "merged a: NO_PROXY, no_proxy" in report
+    assert "NO_PROXY and no_proxy differ" not in report
     assert ".svc matches NAME.NAMESPACE.svc only" in report
     assert "10.96.0.1 is listed as an address, but no service CIDR is known" in report
     assert "no pod CIDR is known" in report

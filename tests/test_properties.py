@@ -314,6 +314,8 @@ def test_invariants(text: str) -> None:
         for (where, c_in), (_, c_out) in zip(containers(doc_in), containers(doc_out), strict=True):
             assert set(PROXY_VARS) <= set(env_names(c_out)), where
             for item in c_in.get("env") or []:
+                if _merged_no_proxy(item, c_out["env"]):
+                    continue  # the manifest's NO_PROXY entries first, then the profile's
                 assert item in c_out["env"]
     # kubeadm specs: both drop-ins once, the tool's commands first, the manifest's after
     for doc_in, doc_out in zip(before, after, strict=True):
@@ -347,10 +349,37 @@ def test_invariants(text: str) -> None:
         assert spec_out[commands_key][0] == "systemctl daemon-reload"
         assert spec_out[commands_key][8:] == commands_in
     # the first run only adds lines, but for those that hold an empty value it fills
-    assert _removed_lines(text, out) <= _empty_value_lines(text)
+    assert _removed_lines(text, out) <= _empty_value_lines(text) | _no_proxy_lines(text)
     # a second pass changes nothing; removal gives back the input byte for byte
     assert engine.process(out, REQUEST).text == out
     assert engine.process(out, REMOVE).text == text
+
+
+def _merged_no_proxy(item: Any, env_out: list[Any]) -> bool:
+    """Whether ``item`` is a NO_PROXY of the manifest that the output holds merged (keep):
+    its entries first, each once, then the profile's (issue 31)."""
+    from proxy_postrender.noproxy import syntax
+
+    if not (isinstance(item, dict) and item.get("name") in ("NO_PROXY", "no_proxy")):
+        return False
+    if set(item) != {"name", "value"} or not isinstance(item["value"], str) or not item["value"]:
+        return False
+    (out,) = [i for i in env_out if i.get("name") == item["name"]][:1] or [None]
+    if out is None or not isinstance(out.get("value"), str):
+        return False
+    mine = list(dict.fromkeys(e.lower() for e in syntax.split_value(item["value"])))
+    got = [e.lower() for e in syntax.split_value(out["value"])]
+    return got[: len(mine)] == mine
+
+
+def _no_proxy_lines(text: str) -> set[str]:
+    """The lines that hold a NO_PROXY value (or its line before, the name's)."""
+    lines = text.splitlines()
+    return {
+        line
+        for i, line in enumerate(lines)
+        if any(n in "\n".join(lines[max(0, i - 2) : i + 1]) for n in ("NO_PROXY", "no_proxy"))
+    }
 
 
 def _removed_lines(before: str, after: str) -> set[str]:

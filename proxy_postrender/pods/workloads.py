@@ -22,7 +22,7 @@ from proxy_postrender.objects import Path, is_mapping
 from proxy_postrender.plans import Plan
 from proxy_postrender.pods import envfrom, selection
 from proxy_postrender.pods.selection import WorkloadSettings
-from proxy_postrender.record import Record, split_spelling, with_spelling
+from proxy_postrender.record import Record, escape, split_spelling, unescape, with_spelling
 from proxy_postrender.structs import field
 from proxy_postrender.targets import Target
 from proxy_postrender.yamltext.ops import Op, SetValue, update_list
@@ -368,7 +368,10 @@ def _plan_container(
     env_path = (*path, "env")
     desired = dict(wanted)
     env = _env_items(container, where)
+    owned, was = _was(owned)
     in_env = {item["name"] for item in env or []}
+    if on_conflict == "keep" or was:
+        was = _merged_env(env or [], owned, was, desired, result, name)
     left = (
         _counted(chart, name, on_conflict, desired, in_env, owned, result)
         if chart.values
@@ -397,14 +400,27 @@ def _plan_container(
             continue  # another duplicate: the manifest's, left as it is
         present.add(var)
         if var in owned:
+            if var not in desired and var in was:  # the manifest's own value, back
+                ops.append(SetValue((*env_path, index, "value"), was[var], like=True))
+                result.removed.setdefault(name, []).append(var)
+                continue
             if var not in desired:
                 deleted.add(index)
                 result.removed.setdefault(name, []).append(var)
+                continue
+            if var in was and isinstance(desired[var], str) and _plain(item):
+                ours.add(var)
+                if item["value"] != desired[var]:  # merged anew: the chart's value kept
+                    ops.append(SetValue((*env_path, index, "value"), desired[var], like=True))
                 continue
             ours.add(var)
             if not _is(item, desired[var]):
                 set_value(index, item, desired[var])
                 result.updated.setdefault(name, []).append(var)
+        elif var in was and _plain(item) and isinstance(desired.get(var), str):
+            ours.add(var)  # the chart's NO_PROXY, merged with the profile's (keep)
+            if item["value"] != desired[var]:
+                ops.append(SetValue((*env_path, index, "value"), desired[var], like=True))
         elif var in desired:
             if on_conflict == "fail":
                 raise InputError(f"container {name!r} already sets {var} (onConflict: fail)")
@@ -448,8 +464,54 @@ def _plan_container(
             restore_text=spelled,
         )
     )
-    kept = [var for var, _ in wanted if var in ours]
+    kept = [f"{var}:{escape(was[var])}" if var in was else var for var, _ in wanted if var in ours]
     return [*kept, with_spelling(mark, spelled)] if kept and mark else kept
+
+
+def _was(owned: set[str]) -> tuple[set[str], dict[str, str]]:
+    """The variables the tool owns in a container, and the manifest's own values of those
+    it merged (``VAR:ESCAPED`` in the record: a NO_PROXY the chart sets in ``env``)."""
+    names: set[str] = set()
+    was: dict[str, str] = {}
+    for part in owned:
+        var, sep, value = part.partition(":")
+        if sep and not part.startswith("+"):
+            was[var] = unescape(value)
+        names.add(var if sep and not part.startswith("+") else part)
+    return names, was
+
+
+def _plain(item: Mapping[str, Any]) -> bool:
+    return set(item) == {"name", "value"} and isinstance(item["value"], str)
+
+
+def _merged_env(
+    env: list[Mapping[str, Any]],
+    owned: set[str],
+    was: dict[str, str],
+    desired: dict[str, Value],
+    result: ObjectPlan,
+    name: str,
+) -> dict[str, str]:
+    """Under ``keep``: a NO_PROXY the manifest sets in the container's own ``env`` (a
+    plain value; or its value before an earlier run merged it, ``was``) is merged with
+    the profile's, the manifest's entries first, into every NO_PROXY variable the tool
+    writes. Returns the manifest's values of the entries the tool now merges."""
+    chart = {var: was[var] for var in was if var in _NO_PROXY}
+    for item in env:
+        var = item["name"]
+        if var in _NO_PROXY and var not in owned and var not in chart and _plain(item):
+            chart[var] = item["value"]
+    profile = next((v for k, v in desired.items() if k in _NO_PROXY and isinstance(v, str)), None)
+    chart = {var: value for var, value in chart.items() if value}
+    if not chart or profile is None:
+        return was  # (removing: the values to give back)
+    value = syntax.merged_lists(list(chart.values()), profile)
+    merged: list[str] = [var for var in _NO_PROXY if var in desired]
+    desired.update((var, value) for var in merged)
+    result.merged[name] = merged
+    result.merged_no_proxy[name] = chart
+    return chart
 
 
 _NO_PROXY: Final = ("NO_PROXY", "no_proxy")
