@@ -481,8 +481,8 @@ def _env_sources(
 ) -> EnvSources | None:
     """The ConfigMaps and Secrets of the stream, keeping the values of the variables the
     workloads get (None: not read)."""
-    if not _reads_env_sources(request):
-        return None
+    if not _reads_env_sources(request) or not any("envFrom" in s.text for s in segments()):
+        return None  # (no container reads a source: none to know)
     from proxy_postrender.noproxy import envsources  # lazy: start-up time
 
     names = [name for name, _ in request.pods.wanted(env)]

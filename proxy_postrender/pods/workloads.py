@@ -15,12 +15,14 @@ from proxy_postrender import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any, Final, TypeAlias
 
+    from proxy_postrender.pods import envfrom
+
 from proxy_postrender.errors import InputError
 from proxy_postrender.noproxy import advice, syntax
 from proxy_postrender.noproxy.environments import ObjectEnv
 from proxy_postrender.objects import Path, is_mapping
 from proxy_postrender.plans import Plan
-from proxy_postrender.pods import envfrom, selection
+from proxy_postrender.pods import selection
 from proxy_postrender.pods.selection import WorkloadSettings
 from proxy_postrender.record import Record, escape, split_spelling, unescape, with_spelling
 from proxy_postrender.structs import field
@@ -31,7 +33,6 @@ from proxy_postrender.yamltext.tree import spelling
 # (Constants here are Final: the compiled build reads them from C variables, not
 # from the module's dict.)
 ANNOTATION: Final = "proxy-postrender.io/injected"
-_NO_SOURCES: Final = envfrom.FromSources()  # a container without envFrom
 # Lists of containers inside a pod spec that get the variables, in this order.
 CONTAINER_LISTS: Final[tuple[str, ...]] = ("initContainers", "containers")
 
@@ -227,8 +228,10 @@ def plan(
         if ca is not None or had_mount:
             mount = ca.mount() if ca else None
             result.ops.extend(_owned_entry(container, container_path, "volumeMounts", mount))
-        chart = _NO_SOURCES
+        chart = None  # a container without envFrom
         if sources is not None and chosen and "envFrom" in container:
+            from proxy_postrender.pods import envfrom  # lazy: only containers with envFrom
+
             chart = envfrom.read(container, here, namespace, sources, names)
             if chart.unknown:
                 result.unknown_sources[name] = list(chart.unknown)
@@ -360,7 +363,7 @@ def _plan_container(
     wanted: tuple[tuple[str, Value], ...],
     owned: set[str],
     result: ObjectPlan,
-    chart: envfrom.FromSources,
+    chart: envfrom.FromSources | None,
 ) -> list[str]:
     """Plan one container (``chart``: what its envFrom sets); return the variables the
     tool owns in it afterwards."""
@@ -374,7 +377,7 @@ def _plan_container(
         was = _merged_env(env or [], owned, was, desired, result, name)
     left = (
         _counted(chart, name, on_conflict, desired, in_env, owned, result)
-        if chart.values
+        if chart is not None and chart.values
         else set()
     )
     ops: list[Op] = []
