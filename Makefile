@@ -8,7 +8,7 @@ TOOLS := $(CURDIR)/.cache/tools
 HELM3 := $(TOOLS)/helm3/helm
 HELM4 := $(TOOLS)/helm4/helm
 
-.PHONY: venv demo test test-pure test-compiled compiled lint validate bench bench-profile helm clients golden fuzz docs clean
+.PHONY: venv demo test test-pure test-compiled compiled dist lint validate bench bench-profile helm clients golden fuzz docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -36,8 +36,9 @@ clients:
 ## compiled build's share (test-compiled)
 test: test-pure test-compiled
 
-test-pure: $(STAMP) helm clients
-	HELM3_BIN=$(HELM3) HELM4_BIN=$(HELM4) $(BIN)/python -m pytest
+test-pure: $(STAMP) helm clients dist
+	HELM3_BIN=$(HELM3) HELM4_BIN=$(HELM4) PROXY_POSTRENDER_DIST=$(CURDIR)/$(DIST) \
+	  $(BIN)/python -m pytest
 
 ## compiled: the mypyc build as a wheel in its own venv, $(CVENV) (docs/compiled.md); never
 ## in the source tree, never editable. Rebuilt when a source file changes.
@@ -47,11 +48,23 @@ CSTAMP := $(CVENV)/.installed
 # what the bench can run: PROXY_POSTRENDER_COMPILED (docs/compiled.md)
 COMPILED_SCRIPT := $(CURDIR)/$(CBIN)/proxy-postrender
 
-$(CSTAMP): pyproject.toml hatch_build.py $(shell find proxy_postrender -name '*.py' -o -name '*.json')
+# The compiled wheel is built once a run, into $(CWHEELS): .venv-compiled installs it,
+# test-compiled hands it to the Helm 4 plugin's install hook (tests/test_helm_e2e.py),
+# and make dist COMPILE=1 repairs it to a manylinux tag.
+CWHEELS := .cache/wheels/compiled
+CWHEEL_STAMP := $(CWHEELS)/.built
+
+$(CWHEEL_STAMP): $(STAMP) pyproject.toml hatch_build.py $(shell find proxy_postrender -name '*.py' -o -name '*.json')
+	rm -rf $(CWHEELS)
+	PROXY_POSTRENDER_COMPILE=1 $(BIN)/pip wheel --quiet --disable-pip-version-check --no-deps \
+	  --wheel-dir $(CWHEELS) .
+	touch $@
+
+$(CSTAMP): $(CWHEEL_STAMP)
 	test -x $(CBIN)/python || $(PYTHON) -m venv $(CVENV)
 	$(CBIN)/pip install --quiet --disable-pip-version-check '.[test]'
-	PROXY_POSTRENDER_COMPILE=1 $(CBIN)/pip install --quiet --disable-pip-version-check \
-	  --force-reinstall --no-deps .
+	$(CBIN)/pip install --quiet --disable-pip-version-check --force-reinstall --no-deps \
+	  $(CWHEELS)/*.whl
 	$(CBIN)/proxy-postrender --version | grep -q 'compiled with mypyc'
 	touch $@
 
@@ -67,8 +80,29 @@ COMPILED_TESTS := tests/test_builds.py tests/test_golden.py tests/test_propertie
 
 test-compiled: $(STAMP) $(CSTAMP) helm
 	PROXY_POSTRENDER_EXPECT_BUILD=compiled HELM3_BIN=$(HELM3) HELM4_BIN=$(HELM4) \
+	  PROXY_POSTRENDER_COMPILED_WHEEL="$$(ls $(CURDIR)/$(CWHEELS)/*.whl)" \
 	  $(CBIN)/python -m pytest -q -p no:cacheprovider $(COMPILED_TESTS) \
 	  $(wildcard tests/test_depth.py)
+
+## dist: the release artifacts in dist/: the sdist, the pure wheel (built from the sdist)
+## and the Helm 4 plugin tarball, signed when SIGN_KEY names a key (KEYRING: the secret
+## keyring helm reads, default ~/.gnupg/secring.gpg; a .prov beside the tarball);
+## COMPILE=1 adds the compiled wheel repaired to a manylinux tag (auditwheel).
+## tests/test_dist.py checks what make test built.
+DIST := dist
+DIST_STAMP := $(VENV)/.dist-installed
+
+$(DIST_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dist]'
+	touch $@
+
+dist: $(DIST_STAMP) helm $(if $(filter 1,$(COMPILE)),$(CWHEEL_STAMP))
+	rm -rf $(DIST)
+	PROXY_POSTRENDER_COMPILE=0 $(BIN)/python -m build --outdir $(DIST) .
+	bash tools/dist-plugin.sh $(HELM4) $(DIST)
+	$(if $(filter 1,$(COMPILE)),PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/auditwheel repair \
+	  --wheel-dir $(DIST) $(CWHEELS)/*.whl)
+	@ls -l $(DIST)
 
 lint: $(STAMP)
 	$(BIN)/ruff check proxy_postrender tests bench hatch_build.py
@@ -121,4 +155,4 @@ golden: $(STAMP)
 	$(BIN)/python -m tests.update_golden
 
 clean:
-	rm -rf $(VENV) $(CVENV) .cache .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(CVENV) $(DIST) .cache .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -17,6 +17,10 @@
 #   PROXY_POSTRENDER_PYTHON   interpreter to build the venv with (default python3)
 #   PROXY_POSTRENDER_COMPILE  0: pure Python without trying; 1: compiled or fail;
 #                             unset: compiled when possible
+#   PROXY_POSTRENDER_WHEEL    a wheel file to install instead of building from the
+#                             plugin's source, e.g. the compiled manylinux wheel that
+#                             `make dist COMPILE=1` makes (no compiler needed here);
+#                             its build is the one said
 set -eu
 
 event=${1:-install}
@@ -94,6 +98,31 @@ pip_install() {  # the pure build and the dependencies (replacing a compiled bui
             --disable-pip-version-check --no-input --quiet "$src" ||
         die "pip install failed; fix the cause above and re-run: sh \"$plugin_dir/plugin/install.sh\""
 }
+
+# A given wheel: installed as it is, nothing is built (the dependencies as for a source
+# install). Which build it holds is what the installed command says.
+install_wheel() {
+    wheel=$1
+    [ -f "$wheel" ] || die "PROXY_POSTRENDER_WHEEL=$wheel is not a file"
+    say "installing $wheel into $venv (pip downloads the dependencies)"
+    "$venv/bin/python" -m pip install --disable-pip-version-check --no-input --quiet \
+        --upgrade --force-reinstall --no-deps "$wheel" &&
+        "$venv/bin/python" -m pip install --disable-pip-version-check --no-input --quiet \
+            "$wheel" ||
+        die "pip install of $wheel failed; fix the cause above and re-run: sh \"$plugin_dir/plugin/install.sh\""
+    version=$("$venv/bin/proxy-postrender" --version) ||
+        die "the installed proxy-postrender does not run: $venv/bin/proxy-postrender --version"
+    case $version in
+    *"(compiled with mypyc)") build="compiled with mypyc" ;;
+    *) build="pure Python (the wheel's build)" ;;
+    esac
+    say "build: $build"
+    say "ready: $venv/bin/proxy-postrender"
+    exit 0
+}
+if [ -n "${PROXY_POSTRENDER_WHEEL:-}" ]; then
+    install_wheel "$PROXY_POSTRENDER_WHEEL"
+fi
 
 say "installing proxy-postrender from $plugin_dir into $venv (pip downloads the dependencies)"
 case ${PROXY_POSTRENDER_COMPILE:-} in

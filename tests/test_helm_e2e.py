@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -58,10 +59,14 @@ def helm4_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, s
         "XDG_STATE_HOME": str(base / "state"),
     }
     # the install hook compiles when it can: in the compiled run (make test-compiled) it
-    # must, so that Helm 4 runs the compiled build; the pure run asks for pure Python
+    # must, so that Helm 4 runs the compiled build; the pure run asks for pure Python.
+    # make test-compiled hands over the compiled wheel it built once (and installed in
+    # .venv-compiled): the hook installs it rather than compiling a second time
     install_env = dict(env)
     if EXPECTED_BUILD == "pure":
         install_env["PROXY_POSTRENDER_COMPILE"] = "0"
+    elif wheel := os.environ.get("PROXY_POSTRENDER_COMPILED_WHEEL", ""):
+        install_env["PROXY_POSTRENDER_WHEEL"] = wheel
     proc = run([helm, "plugin", "install", str(plugin_src)], env=install_env)
     output = proc.stderr.decode() + proc.stdout.decode()
     assert proc.returncode == 0, output

@@ -12,6 +12,7 @@ command -v go >/dev/null || missing+=(golang-go)
 command -v unshare >/dev/null || missing+=(util-linux)
 command -v ip >/dev/null || missing+=(iproute2)
 command -v java >/dev/null || missing+=(default-jre-headless)  # tests/javaclient (JDK 11+)
+command -v gpg >/dev/null || missing+=(gpg gpgconf)  # tests/test_dist.py: signs the Helm plugin tarball
 if [ ${#missing[@]} -eq 0 ]; then
     exit 0
 fi
