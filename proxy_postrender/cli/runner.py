@@ -45,6 +45,10 @@ HTTP_PROXY_ENV = "PROXY_POSTRENDER_HTTP_PROXY"
 HTTPS_PROXY_ENV = "PROXY_POSTRENDER_HTTPS_PROXY"
 NO_PROXY_ENV = "PROXY_POSTRENDER_NO_PROXY"
 _URL_FLAGS = ("--http-proxy", "--https-proxy")
+# What a Helm 4 plugin writes for an empty render (a chart of CRDs only, every template
+# disabled): Helm 4.1 refuses blank post-renderer output ("produced empty output") and
+# reads a stream of only a comment as no documents (tests/test_helm_e2e.py).
+HELM4_EMPTY = "# proxy-postrender: the render was empty\n"
 
 
 def environment_value(name: str) -> str | None:
@@ -394,6 +398,8 @@ def _run_filter(
             out,
             keep_objects=params.report is not None,
         )
+        if reporter.helm_plugin and out.blank():
+            out.write(HELM4_EMPTY)
         handle = open_report(params.report)
         commit(lambda target: out.copy_to(target, stream.BOM if bom else ""), reporter)
     _report(reporter, params, result, warnings, handle)

@@ -167,6 +167,11 @@ class Output:
         self._read = True  # the next write seeks back to the end
         yield from stream.split_chunks(read_text(self._file))
 
+    def blank(self) -> bool:
+        """Whether the text so far is empty or only white space (a spilled file never is:
+        it holds more than the memory limit)."""
+        return self._file is None and not any(piece.strip() for piece in self._pieces)
+
     def text(self) -> str:
         if self._file is None:
             return "".join(self._pieces)
