@@ -329,18 +329,26 @@ def execute(params: Params, reporter: Reporter) -> None:
 # --- the filter ------------------------------------------------------------------------
 
 
-def run(params: Params, reporter: Reporter, notes: Sequence[str] = ()) -> int:
+def run(params: Params, reporter: Reporter, notes: list[str] | None = None) -> int:
     """The filter: stdin to stdout (raises ProxyPostrenderError on bad input); the exit
     code (with --diff: ``EXIT_DIFF_CHANGES`` when the run changes something). ``notes``:
-    warnings about the command line, shown with --report too."""
+    warnings for stderr after the run, shown with --report too: the command line's, to
+    which the run adds those about the proxy URLs (profile/schemes.py)."""
     from proxy_postrender.cli import krm
     from proxy_postrender.yamltext import stream
 
     path = profile_path(params.profile_arg, params.profile_opt)
+    notes = [] if notes is None else notes
     warnings: list[str] = list(notes)  # and the profile's, shown with --report
 
     def load(function_config: Mapping[str, Any] | None) -> Profile | None:
         loaded = _load_profile(params, path, function_config, reporter.redactor)
+        if loaded is not None and not params.remove:
+            from proxy_postrender.profile import schemes
+
+            advice = [a for a in schemes.advice(loaded) if a not in notes]
+            notes.extend(advice)
+            warnings.extend(advice)
         if loaded is not None:
             warnings.extend(loaded.warnings)
         return loaded

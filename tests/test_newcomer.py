@@ -1,0 +1,64 @@
+"""What a newcomer hit (issue 32, item 5): warnings for proxy URLs that do not do what
+they seem to, errors that explain themselves, a hint when stdin is a terminal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.helpers import GOLDEN, run_cli
+
+STREAM = (GOLDEN / "helm3-chart" / "input.yaml").read_bytes()
+HTTP = "http://proxy.corp.example:3128"
+TLS = "https://proxy.corp.example:3129"
+
+
+def _warnings(stderr: bytes) -> list[str]:
+    return [line for line in stderr.decode().splitlines() if "warning:" in line]
+
+
+def test_only_http_proxy_warns_that_https_goes_direct(tmp_path: Path) -> None:
+    proc = run_cli(["--http-proxy", HTTP], STREAM)
+    assert proc.returncode == 0, proc.stderr
+    (line,) = _warnings(proc.stderr)
+    assert "only httpProxy is set" in line and "https:// URLs go direct" in line
+    assert b"HTTPS_PROXY" not in proc.stdout  # what the warning says
+    profile = tmp_path / "p.yaml"
+    profile.write_text(
+        "apiVersion: proxy-postrender.io/v1alpha1\nkind: ProxyProfile\n"
+        f"metadata: {{name: p}}\nspec: {{httpProxy: '{HTTP}'}}\n"
+    )
+    report = tmp_path / "report.txt"
+    proc = run_cli([str(profile), f"--report={report}"], STREAM)
+    assert [w.split("warning: ")[1][:25] for w in _warnings(proc.stderr)] == [
+        "only httpProxy is set (sp"
+    ]
+    assert "only httpProxy is set" in report.read_text()
+    both = run_cli(["--http-proxy", HTTP, "--https-proxy", HTTP], STREAM)
+    assert both.returncode == 0 and both.stderr == b"", both.stderr
+    removal = run_cli(["--remove", "--http-proxy", HTTP], STREAM)
+    assert removal.returncode == 0 and removal.stderr == b"", removal.stderr
+
+
+def test_an_https_proxy_url_warns_once_naming_the_clients_that_speak_tls_to_it() -> None:
+    proc = run_cli(["--http-proxy", TLS, "--https-proxy", TLS], STREAM)
+    assert proc.returncode == 0, proc.stderr
+    (line,) = _warnings(proc.stderr)
+    assert "httpProxy and httpsProxy are https:// URLs" in line
+    assert "curl >= 7.52, Go's net/http >= 1.10 and Python requests on urllib3 >= 1.26" in line
+    proc = run_cli(["--http-proxy", HTTP, "--https-proxy", TLS], STREAM)
+    (line,) = _warnings(proc.stderr)
+    assert "httpsProxy is an https:// URL" in line
+
+
+def test_the_warnings_of_a_fleet_profile_name_each_problem_once(tmp_path: Path) -> None:
+    profile = tmp_path / "fleet.yaml"
+    profile.write_text(
+        "apiVersion: proxy-postrender.io/v1alpha1\nkind: ProxyProfile\nmetadata: {name: p}\n"
+        f"spec:\n  httpProxy: '{HTTP}'\n  httpsProxy: '{HTTP}'\n  clusters:\n"
+        f"  - match: {{names: [a]}}\n    httpsProxy: '{TLS}'\n"
+        f"  - match: {{names: [b]}}\n    httpsProxy: '{TLS}'\n"
+    )
+    proc = run_cli([str(profile)], STREAM)
+    assert proc.returncode == 0, proc.stderr
+    (line,) = _warnings(proc.stderr)
+    assert "httpsProxy is an https:// URL" in line
