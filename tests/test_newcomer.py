@@ -62,3 +62,33 @@ def test_the_warnings_of_a_fleet_profile_name_each_problem_once(tmp_path: Path) 
     assert proc.returncode == 0, proc.stderr
     (line,) = _warnings(proc.stderr)
     assert "httpsProxy is an https:// URL" in line
+
+
+def _profile(tmp_path: Path, url: str) -> Path:
+    path = tmp_path / "p.yaml"
+    path.write_text(
+        "apiVersion: proxy-postrender.io/v1alpha1\nkind: ProxyProfile\nmetadata: {name: p}\n"
+        f"spec: {{httpProxy: '{url}', httpsProxy: '{url}'}}\n"
+    )
+    return path
+
+
+def test_an_error_about_a_password_with_at_or_hash_still_says_what_is_wrong(
+    tmp_path: Path,
+) -> None:
+    """The redactor masks from a URL's scheme to the last "@" on the line: the "@" in the
+    explanation after the URL took the explanation with it ("proxy URL 'http://***@;
+    percent-encode them")."""
+    for password, said in (
+        ("p@ss-Word9", "the password holds '@' (percent-encode: %40)"),
+        ("pa#ss-Word9", "the password holds '#' (percent-encode: %23)"),
+        ("p@s#s-Word9", "the password holds '#' '@' (percent-encode: %23 %40)"),
+    ):
+        url = f"http://build:{password}@proxy.corp.example:3128"
+        for args in ([str(_profile(tmp_path, url))], ["--http-proxy", url, "--https-proxy", url]):
+            proc = run_cli(args, STREAM)
+            assert proc.returncode == 2 and proc.stdout == b""
+            (line,) = proc.stderr.decode().splitlines()
+            assert said in line, line
+            assert line.endswith("in proxy URL 'http://***@proxy.corp.example:3128'"), line
+            assert password not in line and "Word9" not in line
