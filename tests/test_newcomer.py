@@ -92,3 +92,30 @@ def test_an_error_about_a_password_with_at_or_hash_still_says_what_is_wrong(
             assert said in line, line
             assert line.endswith("in proxy URL 'http://***@proxy.corp.example:3128'"), line
             assert password not in line and "Word9" not in line
+
+
+def test_a_variable_reference_in_a_flag_is_named_as_such(tmp_path: Path) -> None:
+    """--http-proxy '${P}' (single quotes: the shell left it) said "needs a scheme", and a
+    reference in the password said "percent-encode them (%7B %7D)"."""
+    profile = _profile(tmp_path, "http://proxy.corp.example:3128")
+    for args in (
+        ["--http-proxy", "${P}"],
+        ["--https-proxy", "http://build:${PROXY_PW}@proxy.corp.example:3128"],
+        [str(profile), "--no-proxy", "${NO_PROXY}"],
+    ):
+        flag = args[-2]
+        proc = run_cli(args, STREAM)
+        assert proc.returncode == 2 and proc.stdout == b"", proc.stderr
+        (line,) = proc.stderr.decode().splitlines()
+        assert f"error: {flag} (or $PROXY_POSTRENDER_" in line, line
+        assert "flags do not expand variables" in line and "percent-encode" not in line
+    env = {"PROXY_POSTRENDER_HTTP_PROXY": "http://build:${PROXY_PW}@proxy.corp.example:3128"}
+    proc = run_cli([], STREAM, env=env)
+    assert proc.returncode == 2 and b"flags do not expand variables" in proc.stderr
+    # in a profile file the reference is expanded, as documented
+    proc = run_cli(
+        [str(_profile(tmp_path, "http://build:${PROXY_PW}@proxy.corp.example:3128"))],
+        STREAM,
+        env={"PROXY_PW": "s3cret-Pw"},
+    )
+    assert proc.returncode == 0 and b"s3cret-Pw" in proc.stdout, proc.stderr
