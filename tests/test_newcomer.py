@@ -119,3 +119,69 @@ def test_a_variable_reference_in_a_flag_is_named_as_such(tmp_path: Path) -> None
         env={"PROXY_PW": "s3cret-Pw"},
     )
     assert proc.returncode == 0 and b"s3cret-Pw" in proc.stdout, proc.stderr
+
+
+def _on_a_terminal(args: list[str], feed: bytes) -> tuple[int, bytes]:
+    """Run the CLI with stdin (and stdout, stderr) on a pseudo-terminal: what it prints
+    before reading, then its exit code after ``feed`` and an end of file (Ctrl-D)."""
+    import os
+    import pty
+    import select
+    import subprocess
+    import sys
+    import termios
+
+    from tests.helpers import ROOT
+
+    main, child = pty.openpty()
+    attrs = termios.tcgetattr(child)
+    attrs[3] &= ~termios.ECHO  # no echo of the input in what is read back
+    termios.tcsetattr(child, termios.TCSANOW, attrs)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PROXY_POSTRENDER", "HELM_"))}
+    env["PYTHONPATH"] = str(ROOT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "proxy_postrender", *args],
+        stdin=child,
+        stdout=child,
+        stderr=child,
+        env=env,
+        cwd=ROOT,
+    )
+    os.close(child)
+    seen = b""
+    while b"Ctrl-D" not in seen:
+        ready, _, _ = select.select([main], [], [], 20)
+        assert ready, f"no hint before reading stdin: {seen!r}"
+        seen += os.read(main, 4096)
+    os.write(main, feed + b"\n\x04")  # Ctrl-D at the start of a line: end of file
+    try:
+        code = proc.wait(timeout=30)
+    finally:
+        while select.select([main], [], [], 0.5)[0]:
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        os.close(main)
+    return code, seen
+
+
+def test_a_terminal_on_stdin_gets_a_hint_that_the_tool_waits_for_input() -> None:
+    """And one Ctrl-D ends the input: a buffered read of a terminal waited for a second."""
+    proxy = ["--http-proxy", HTTP, "--https-proxy", HTTP]
+    code, seen = _on_a_terminal(proxy, b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}")
+    assert code == 0, seen
+    first = seen.splitlines()[0]
+    assert first == (
+        b"proxy-postrender: reading manifests from stdin (end with Ctrl-D, or pipe a render "
+        b"in: helm template ... | proxy-postrender PROFILE)"
+    )
+    assert b"kind: ConfigMap" in seen  # the output
+    code, seen = _on_a_terminal(["patches", *proxy], b"")
+    assert code == 0 and b"reading manifests from stdin" in seen, seen
+    # a pipe gets no hint
+    proc = run_cli(proxy, STREAM)
+    assert proc.returncode == 0 and proc.stderr == b""

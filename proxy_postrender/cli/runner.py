@@ -184,6 +184,10 @@ class Reporter:
             except OSError:
                 pass
 
+    def note(self, message: str) -> None:
+        """A line for the person at the terminal: stderr only, not the log."""
+        self._stderr(self.clean(f"{PROG}: {message}") + "\n")
+
     def warning(self, message: str) -> None:
         line = self.clean(f"{PROG}: warning: {message}")
         self._stderr(line + "\n")
@@ -358,6 +362,7 @@ def run(params: Params, reporter: Reporter, notes: list[str] | None = None) -> i
         reporter.redactor.add_urls(request.urls())
         return request
 
+    stdin_hint(reporter)
     bom, head, source = _stdin_segments()
     if head and head[-1].sniff_kind() == krm.KIND:
         text = "".join(segment.text for segment in itertools.chain(head, source))
@@ -546,6 +551,23 @@ def _masked(loaded: Profile | None) -> Profile | None:
         https_proxy=redact_url(https) if https else https,
         clusters=entries,
     )
+
+
+STDIN_HINT = (
+    "reading manifests from stdin (end with Ctrl-D, or pipe a render in: "
+    "helm template ... | proxy-postrender PROFILE)"
+)
+
+
+def stdin_hint(reporter: Reporter) -> None:
+    """Say on stderr that the tool waits for its input, when stdin is a terminal (someone
+    ran it without a pipe); never on a pipe or a file."""
+    try:
+        interactive = sys.stdin.isatty()
+    except (AttributeError, ValueError):  # stdin closed or replaced
+        return
+    if interactive:
+        reporter.note(STDIN_HINT)
 
 
 def _stdin_segments() -> tuple[bool, list[stream.Segment], Iterator[stream.Segment]]:

@@ -76,6 +76,7 @@ def patches_command(
         )
         # kubeadm objects cannot be patched by name and merge key: they are left out
         request = structs.replace(to_request(loaded, strict=strict), nodes=None)
+        runner.stdin_hint(base.reporter())
         text, _ = stream.decode(sys.stdin.buffer.read())
         result = engine.process(text, request)
         injected = _parsed(result.text, ANNOTATION)
