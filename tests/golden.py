@@ -5,7 +5,8 @@ Each case holds ``input.yaml`` and either ``expected.yaml`` (success) or an
 ``profile`` (a file in the case, or null for none; default the shared
 fixtures/golden/profile.yaml), ``args`` (appended) and ``removeRestores``
 (``bytes``, ``semantic`` or ``none``: what ``--remove`` on the output gives
-back compared with ``--remove`` on the input).
+back compared with ``--remove`` on the input) and ``warns`` (for a success: one
+substring per warning line the run prints on stderr, in order; default none).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ class Case:
     stderr: str | None
     remove_restores: str
     remove_args: tuple[str, ...] = ()  # kinds only a profile names need it to be removed
+    warns: tuple[str, ...] = ()  # a substring of each warning line on stderr, in order
 
     @property
     def input(self) -> bytes:
@@ -55,6 +57,7 @@ def load_cases() -> list[Case]:
                 stderr=meta.get("stderr"),
                 remove_restores=str(meta.get("removeRestores", "bytes")),
                 remove_args=tuple(str(a) for a in meta.get("removeArgs", [])),
+                warns=tuple(str(w) for w in meta.get("warns", [])),
             )
         )
     return cases

@@ -17,7 +17,12 @@ BAD_DOC = (
     b"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\n"
     b"spec:\n  template:\n    spec:\n      containers: 3\n"
 )
-FLAGS = ["--http-proxy", "http://proxy.corp.example:3128"]
+FLAGS = [
+    "--http-proxy",
+    "http://proxy.corp.example:3128",
+    "--https-proxy",
+    "http://proxy.corp.example:3128",
+]
 
 
 def _injected(stream: bytes) -> bytes:

@@ -16,7 +16,10 @@ ERRORS = [c for c in CASES if c.exit]
 def _run(case: Case, stdin: bytes, *extra: str) -> bytes:
     proc = run_cli([*case.args, *extra], stdin, cwd=case.path)
     assert proc.returncode == 0, proc.stderr.decode()
-    assert proc.stderr == b""
+    lines = proc.stderr.decode().splitlines()
+    assert len(lines) == len(case.warns), lines
+    for line, part in zip(lines, case.warns, strict=True):
+        assert line.startswith("proxy-postrender: warning: ") and part in line, line
     return proc.stdout
 
 

@@ -334,3 +334,45 @@ def test_split_post_render_of_a_real_helm4_stream(
     whole = run([script, str(HOOKS_PROFILE)], stdin=sent.encode()).stdout.decode()
     assert len(objects(whole)) == len(objects(parts[0])) + len(objects(parts[1]))
     assert sorted(generated(whole)) == sorted(made)
+
+
+EMPTY_CHART_CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]
+"""
+
+
+def test_helm4_accepts_an_empty_render(helm4_home: dict[str, str], tmp_path: Path) -> None:
+    """A chart of CRDs only (crds/ never reaches a post-renderer) or with every template
+    disabled: Helm 4 refuses blank post-renderer output, so the plugin writes a comment."""
+    chart = tmp_path / "crds-only"
+    (chart / "crds").mkdir(parents=True)
+    (chart / "templates").mkdir()
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: crds-only\nversion: 0.1.0\n")
+    (chart / "crds" / "widgets.yaml").write_text(EMPTY_CHART_CRD)
+    (chart / "templates" / "cm.yaml").write_text(
+        "{{- if .Values.on }}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n{{- end }}\n"
+    )
+    proc = helm4(helm4_home, "template", "rel", str(chart), *PLUGIN, *PROFILE_ARGS)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert proc.stdout.strip() == b""
+    proc = helm4(
+        helm4_home, "template", "rel", str(chart), "--include-crds", *PLUGIN, *PROFILE_ARGS
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert documents(proc.stdout.decode())[-1].count("name: widgets.example.com") == 1
+    proc = helm4(
+        helm4_home, "install", "rel", str(chart), "--dry-run=client", *PLUGIN, *PROFILE_ARGS
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert proc.stdout.decode().split("MANIFEST:", 1)[1].strip() == ""
+    # the plain filter keeps SPEC 5.4: empty input, empty output
+    plain = run([console_script(), str(SHARED_PROFILE)], stdin=b"")
+    assert plain.returncode == 0 and plain.stdout == b""

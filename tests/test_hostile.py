@@ -78,7 +78,7 @@ def test_hostile_values_land_exactly(tmp_path: Path, url: str) -> None:
         ("http://u:p\nx@proxy:3128", "whitespace"),
         ("http://u:p\x01x@proxy:3128", "control character"),
         ("http://u:{{x}}@proxy:3128", "percent-encode them"),
-        ("http://user@corp:pw@proxy:3128", "percent-encode them"),
+        ("http://user@corp:pw@proxy:3128", "the user name holds '@' (percent-encode: %40)"),
         ("http://u:pw@proxy:3128/path", "must not have a path"),
     ],
 )

@@ -313,3 +313,64 @@ def test_nameless_objects_are_paired_in_order_and_the_right_one_is_named(
     assert proc.returncode == 0, proc.stderr
     (line,) = proc.stderr.decode().splitlines()
     assert "document 4 (line 18, Rollout)" in line and "without a name" in line
+
+
+def _in(namespace: str) -> bytes:
+    return PLAIN.replace("namespace: shop", f"namespace: {namespace}").encode()
+
+
+def test_patches_warn_when_targets_say_another_namespace_than_the_release(
+    tmp_path: Path,
+) -> None:
+    """A newcomer's `helm template` without --namespace: a chart that writes
+    .Release.Namespace says `default`, and the HelmRelease installing into `shop` renders
+    `shop`, where these targets match nothing. --namespace names the release namespace."""
+    proxy = ["--http-proxy", "http://proxy.corp.example:3128"]
+    proc = run_cli(["patches", *proxy, "--namespace", "shop"], _in("default"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    (line,) = proc.stderr.decode().splitlines()
+    assert "1 patch targets are in namespace default, not shop (--namespace)" in line
+    assert "helm template --namespace shop" in line
+    # without --namespace, targets in `default` are pointed out
+    proc = run_cli(["patches", *proxy], _in("default"), cwd=tmp_path)
+    (line,) = proc.stderr.decode().splitlines()
+    assert "patch targets say namespace default" in line and "--namespace NS" in line
+    # the render's namespace is the release's: nothing to say
+    for args in (["--namespace", "shop"], []):
+        proc = run_cli(["patches", *proxy, *args], PLAIN.encode(), cwd=tmp_path)
+        assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
+    proc = run_cli(["patches", *proxy, "--namespace", "default"], _in("default"), cwd=tmp_path)
+    assert proc.stderr == b"", proc.stderr
+
+
+GENERATED_NAMES = """\
+apiVersion: v1
+kind: List
+items:
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata: {generateName: web-}
+  spec: {template: {spec: {containers: [{name: app, image: nginx}]}}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: "", generateName: x-}
+spec: {template: {spec: {containers: [{name: app, image: nginx}]}}}
+"""
+
+
+def test_patches_warn_for_every_workload_whose_generated_name_no_target_matches(
+    tmp_path: Path,
+) -> None:
+    """generateName inside a `kind: List`, and an empty name beside generateName: the
+    filter changes both, no patch can (there was no warning for either)."""
+    proxy = ["--http-proxy", "http://proxy.corp.example:3128"]
+    proc = run_cli(["patches", *proxy], GENERATED_NAMES.encode(), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert libyaml.load_data(proc.stdout.decode()) == [[]]
+    lines = proc.stderr.decode().splitlines()
+    assert len(lines) == 2, lines
+    assert "document 1" in lines[0] and "document 2" in lines[1]
+    assert all("no patch can target an object without a name" in line for line in lines)
+    strict = run_cli(["patches", *proxy, "--strict"], GENERATED_NAMES.encode(), cwd=tmp_path)
+    assert strict.returncode == 1 and strict.stdout == b""

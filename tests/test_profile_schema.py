@@ -198,7 +198,7 @@ INVALID_PROFILES: list[tuple[str, str, str, str | None]] = [
     ("url-braces", "  httpsProxy: http://u:pa{{ss@proxy:3128\n", "percent-encode them", None),
     ("url-escape", "  httpsProxy: http://u:p$${X}@proxy:3128\n", "percent-encode", None),
     ("url-hunter2", "  httpsProxy: http://user:HUNTER2@proxy:notaport\n", "invalid port", None),
-    ("url-user-@", "  httpsProxy: http://u:p@w@proxy:1\n", "percent-encode them", None),
+    ("url-user-@", "  httpsProxy: http://u:p@w@proxy:1\n", "(percent-encode: %40)", None),
     ("url-go-quote", "  httpsProxy: 'http://u:p\"w@proxy:1'\n", "percent-encode it as %22", None),
     ("url-go-escape", "  httpsProxy: http://u:p%zz@proxy:1\n", "starts no %XX escape", None),
     ("url-go-host", "  httpsProxy: http://u:p@pro$xy:1\n", "not a host name", None),

@@ -45,6 +45,10 @@ HTTP_PROXY_ENV = "PROXY_POSTRENDER_HTTP_PROXY"
 HTTPS_PROXY_ENV = "PROXY_POSTRENDER_HTTPS_PROXY"
 NO_PROXY_ENV = "PROXY_POSTRENDER_NO_PROXY"
 _URL_FLAGS = ("--http-proxy", "--https-proxy")
+# What a Helm 4 plugin writes for an empty render (a chart of CRDs only, every template
+# disabled): Helm 4.1 refuses blank post-renderer output ("produced empty output") and
+# reads a stream of only a comment as no documents (tests/test_helm_e2e.py).
+HELM4_EMPTY = "# proxy-postrender: the render was empty\n"
 
 
 def environment_value(name: str) -> str | None:
@@ -179,6 +183,10 @@ class Reporter:
                     tty.write(line + "\n")
             except OSError:
                 pass
+
+    def note(self, message: str) -> None:
+        """A line for the person at the terminal: stderr only, not the log."""
+        self._stderr(self.clean(f"{PROG}: {message}") + "\n")
 
     def warning(self, message: str) -> None:
         line = self.clean(f"{PROG}: warning: {message}")
@@ -325,18 +333,26 @@ def execute(params: Params, reporter: Reporter) -> None:
 # --- the filter ------------------------------------------------------------------------
 
 
-def run(params: Params, reporter: Reporter, notes: Sequence[str] = ()) -> int:
+def run(params: Params, reporter: Reporter, notes: list[str] | None = None) -> int:
     """The filter: stdin to stdout (raises ProxyPostrenderError on bad input); the exit
     code (with --diff: ``EXIT_DIFF_CHANGES`` when the run changes something). ``notes``:
-    warnings about the command line, shown with --report too."""
+    warnings for stderr after the run, shown with --report too: the command line's, to
+    which the run adds those about the proxy URLs (profile/schemes.py)."""
     from proxy_postrender.cli import krm
     from proxy_postrender.yamltext import stream
 
     path = profile_path(params.profile_arg, params.profile_opt)
+    notes = [] if notes is None else notes
     warnings: list[str] = list(notes)  # and the profile's, shown with --report
 
     def load(function_config: Mapping[str, Any] | None) -> Profile | None:
         loaded = _load_profile(params, path, function_config, reporter.redactor)
+        if loaded is not None and not params.remove:
+            from proxy_postrender.profile import schemes
+
+            advice = [a for a in schemes.advice(loaded) if a not in notes]
+            notes.extend(advice)
+            warnings.extend(advice)
         if loaded is not None:
             warnings.extend(loaded.warnings)
         return loaded
@@ -346,6 +362,7 @@ def run(params: Params, reporter: Reporter, notes: Sequence[str] = ()) -> int:
         reporter.redactor.add_urls(request.urls())
         return request
 
+    stdin_hint(reporter)
     bom, head, source = _stdin_segments()
     if head and head[-1].sniff_kind() == krm.KIND:
         text = "".join(segment.text for segment in itertools.chain(head, source))
@@ -394,6 +411,8 @@ def _run_filter(
             out,
             keep_objects=params.report is not None,
         )
+        if reporter.helm_plugin and out.blank():
+            out.write(HELM4_EMPTY)
         handle = open_report(params.report)
         commit(lambda target: out.copy_to(target, stream.BOM if bom else ""), reporter)
     _report(reporter, params, result, warnings, handle)
@@ -532,6 +551,23 @@ def _masked(loaded: Profile | None) -> Profile | None:
         https_proxy=redact_url(https) if https else https,
         clusters=entries,
     )
+
+
+STDIN_HINT = (
+    "reading manifests from stdin (end with Ctrl-D, or pipe a render in: "
+    "helm template ... | proxy-postrender PROFILE)"
+)
+
+
+def stdin_hint(reporter: Reporter) -> None:
+    """Say on stderr that the tool waits for its input, when stdin is a terminal (someone
+    ran it without a pipe); never on a pipe or a file."""
+    try:
+        interactive = sys.stdin.isatty()
+    except (AttributeError, ValueError):  # stdin closed or replaced
+        return
+    if interactive:
+        reporter.note(STDIN_HINT)
 
 
 def _stdin_segments() -> tuple[bool, list[stream.Segment], Iterator[stream.Segment]]:

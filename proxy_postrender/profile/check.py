@@ -451,6 +451,25 @@ def _userinfo_problem(info: str) -> str | None:
     return None
 
 
+_DELIMITERS = "/?#[]@"
+
+
+def _delimiters(info: str) -> str:
+    """Which URL delimiters the user name and the password hold, and their escapes, said
+    without the values. The message names them before the URL: the redactor masks from a
+    URL's scheme to the last "@" on the line (a URL that is no valid one), and would take
+    an "@" of the explanation after the URL for the end of its user-info."""
+    user, _, password = info.partition(":")
+    said = []
+    for part, text in (("user name", user), ("password", password)):
+        found = [ch for ch in _DELIMITERS if ch in text]
+        if found:
+            chars = " ".join(f"'{ch}'" for ch in found)
+            codes = " ".join(f"%{ord(ch):02X}" for ch in found)
+            said.append(f"the {part} holds {chars} (percent-encode: {codes})")
+    return "; ".join(said)
+
+
 def validate_proxy_url(value: str, where: str) -> str:
     """Check a proxy URL; messages never repeat the URL's credentials.
 
@@ -471,11 +490,8 @@ def validate_proxy_url(value: str, where: str) -> str:
             f"{where}: proxy URL {shown!r} holds '{{' or '}}'; percent-encode them (%7B %7D)"
         )
     info = userinfo(value)
-    if info and any(ch in info for ch in "/?#[]@"):
-        raise ProfileError(
-            f"{where}: proxy URL {shown!r}: the user name or password holds one of / ? # [ ] @; "
-            "percent-encode them (%2F %3F %23 %5B %5D %40)"
-        )
+    if info and any(ch in info for ch in _DELIMITERS):
+        raise ProfileError(f"{where}: {_delimiters(info)} in proxy URL {shown!r}")
     problem = _userinfo_problem(info) if info else None
     if problem:
         raise ProfileError(

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from proxy_postrender.profile.options import Option, Section
+    from proxy_postrender.profile.records import Overrides
 
     Strings = Callable[[str, str], str]  # (a string value, where) -> its text
 
@@ -144,3 +145,24 @@ def _strings(value: Any, where: str, text: Strings) -> Any:
     if isinstance(value, Mapping):
         return {k: _strings(v, f"{where}.{k}", text) for k, v in value.items()}
     return value
+
+
+def no_references(overrides: Overrides) -> None:
+    """Flags (and the PROXY_POSTRENDER_* variables that stand for them) expand nothing: a
+    ``${VAR}`` there is what the shell left in single quotes, not text to percent-encode.
+    The message does not repeat the reference: inside a URL's password, the redactor
+    masks it as the password."""
+    for flag, field, value in (
+        ("--http-proxy", "spec.httpProxy", overrides.http_proxy),
+        ("--https-proxy", "spec.httpsProxy", overrides.https_proxy),
+        ("--no-proxy", None, overrides.no_proxy),
+    ):
+        if value is None or re.search(r"\$\{[^}]*\}", value) is None:
+            continue
+        instead = f", or write the reference in a profile file's {field}" if field else ""
+        variable = "PROXY_POSTRENDER_" + flag[2:].replace("-", "_").upper()
+        raise ProfileError(
+            f"{flag} (or ${variable}) holds a ${{VAR}} reference, and flags do not expand "
+            "variables: let the "
+            f'shell expand it (double quotes: {flag} "...$VAR...")' + instead
+        )

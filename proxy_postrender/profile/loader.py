@@ -61,6 +61,7 @@ def from_object(
     relative file names in it (spec.caBundle.file) are read from ``base``. ``source``:
     it comes with the input, and may read only what that allows."""
     overrides = overrides or Overrides()
+    expand.no_references(overrides)
     denied = None if source is None else source.env_denied()
     check.mapping(tables.PROFILE, obj, origin)
     rules.api_version_and_kind(obj, origin, API_VERSION, KIND)
@@ -393,6 +394,7 @@ def load(
     """
     environ = os.environ if environ is None else environ
     overrides = overrides or Overrides()
+    expand.no_references(overrides)
     if path is None:
         if profile_name is not None:
             raise ProfileError("--profile-name needs a profile file")

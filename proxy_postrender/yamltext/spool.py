@@ -10,7 +10,8 @@ succeeded.
 from __future__ import annotations
 
 import codecs
-from collections.abc import Iterable, Iterator
+import io
+from collections.abc import Callable, Iterable, Iterator
 
 from proxy_postrender import TYPE_CHECKING
 
@@ -22,12 +23,25 @@ from proxy_postrender.yamltext import stream
 CHUNK = 1 << 20
 
 
+def _reader(source: BinaryIO) -> Callable[[int], bytes]:
+    """How to read ``source`` in chunks: on a terminal one line at a time (``read1``), so
+    that one Ctrl-D ends the input; a buffered read would wait for a second one."""
+    try:
+        interactive = source.isatty()
+    except (OSError, ValueError):
+        interactive = False
+    if interactive and isinstance(source, io.BufferedReader):
+        return source.read1
+    return source.read
+
+
 def read_text(source: BinaryIO) -> Iterator[str]:
     """The text of a byte stream in chunks (UTF-8; other bytes as surrogate escapes,
     so that they pass through unchanged), keeping a byte-order mark."""
     decoder = codecs.getincrementaldecoder("utf-8")(errors="surrogateescape")
+    read = _reader(source)
     while True:
-        data = source.read(CHUNK)
+        data = read(CHUNK)
         if not data:
             break
         text = decoder.decode(data)
@@ -166,6 +180,11 @@ class Output:
         self._file.seek(0)
         self._read = True  # the next write seeks back to the end
         yield from stream.split_chunks(read_text(self._file))
+
+    def blank(self) -> bool:
+        """Whether the text so far is empty or only white space (a spilled file never is:
+        it holds more than the memory limit)."""
+        return self._file is None and not any(piece.strip() for piece in self._pieces)
 
     def text(self) -> str:
         if self._file is None:

@@ -14,6 +14,8 @@ from proxy_postrender.cli.runner import profile_path
 from proxy_postrender.errors import InputError
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from proxy_postrender.redact import Redactor
 
 
@@ -25,6 +27,12 @@ if TYPE_CHECKING:
 @click.option("--https-proxy", metavar="URL", help="Override spec.httpsProxy.")
 @click.option("--no-proxy", metavar="LIST", help="Replace spec.noProxy (comma-separated).")
 @click.option("--on-conflict", type=click.Choice(list(ON_CONFLICT)))
+@click.option(
+    "--namespace",
+    metavar="NS",
+    help="The namespace the HelmRelease installs into: of documents without one, and "
+    "targets elsewhere are warned about.",
+)
 @click.option(
     "--strict",
     is_flag=True,
@@ -38,6 +46,7 @@ def patches_command(
     https_proxy: str | None,
     no_proxy: str | None,
     on_conflict: str | None,
+    namespace: str | None,
     strict: bool,
 ) -> None:
     """Print, for a rendered chart on stdin, the kustomize patches that make the same change
@@ -56,6 +65,7 @@ def patches_command(
             https_proxy or runner.environment_value(runner.HTTPS_PROXY_ENV),
             no_proxy or runner.environment_value(runner.NO_PROXY_ENV),
             on_conflict,
+            namespace,
         )
         redactor.add_urls((overrides.http_proxy, overrides.https_proxy))
         loaded = loader.load(
@@ -66,6 +76,7 @@ def patches_command(
         )
         # kubeadm objects cannot be patched by name and merge key: they are left out
         request = structs.replace(to_request(loaded, strict=strict), nodes=None)
+        runner.stdin_hint(base.reporter())
         text, _ = stream.decode(sys.stdin.buffer.read())
         result = engine.process(text, request)
         injected = _parsed(result.text, ANNOTATION)
@@ -79,6 +90,7 @@ def patches_command(
         warnings = [
             *runner.flag_password_warnings(http_proxy, https_proxy),
             *_warnings(text, result.text),
+            *_namespace_warnings([*found, *custom], namespace),
             *(f"{error}; render it in CI instead (docs/flux.md)" for error in skipped),
         ]
         reporter = base.reporter()
@@ -109,20 +121,51 @@ def _parsed(text: str, needle: str) -> str:
 
 
 def _nameless(after: str) -> list[InputError]:
-    """The built-in workloads the filter changed that have no name (``generateName``):
-    a patch's target cannot pick them."""
+    """The built-in workloads the filter changed that have no name (``generateName``, an
+    empty name; also as items of a ``kind: List``): a patch's target cannot pick them."""
     from proxy_postrender.cli.patches import located_objects
     from proxy_postrender.objects import annotations_of, dig
     from proxy_postrender.pods.workloads import ANNOTATION
     from proxy_postrender.targets import BUILT_IN, PODS
 
-    kinds = frozenset(t.kind for t in BUILT_IN.of_planner(PODS))
+    kinds = frozenset((*(t.kind for t in BUILT_IN.of_planner(PODS)), "List"))
+    found = []
+    for obj, context in located_objects(after, kinds):
+        name = dig(obj, "metadata", "name")
+        if (
+            BUILT_IN.paths(obj, PODS)
+            and ANNOTATION in annotations_of(obj)
+            and not (isinstance(name, str) and name)
+        ):
+            found.append(InputError("no patch can target an object without a name", context))
+    return found
+
+
+def _namespace_warnings(patches: list[dict[str, Any]], namespace: str | None) -> list[str]:
+    """Targets that a HelmRelease installing into ``namespace`` never matches: a target
+    names the namespace of the render, which is ``default`` for a chart that writes
+    ``.Release.Namespace`` when ``helm template`` had no --namespace."""
+    expected = namespace or "default"
+    elsewhere = sorted(
+        {str(p["target"]["namespace"]) for p in patches if "namespace" in p["target"]} - {expected}
+    )
+    stray = [p for p in patches if p["target"].get("namespace") in elsewhere]
+    if namespace is None:
+        stray = [p for p in patches if p["target"].get("namespace") == "default"]
+        if not stray:
+            return []
+        return [
+            f"{len(stray)} patch targets say namespace default; if the HelmRelease installs "
+            "into another namespace they match nothing there: render with "
+            "helm template --namespace NS and give patches --namespace NS"
+        ]
+    if not stray:
+        return []
     return [
-        InputError("no patch can target an object without a name", context)
-        for obj, context in located_objects(after, kinds)
-        if BUILT_IN.paths(obj, PODS)
-        and ANNOTATION in annotations_of(obj)
-        and not isinstance(dig(obj, "metadata", "name"), str)
+        f"{len(stray)} patch targets are in namespace {', '.join(elsewhere)}, not {namespace} "
+        f"(--namespace): where the chart writes .Release.Namespace, the HelmRelease's render "
+        f"says {namespace} and these patches match nothing; render with "
+        f"helm template --namespace {namespace}"
     ]
 
 
