@@ -288,3 +288,26 @@ def test_a_malformed_entry_of_the_chart_is_kept_and_said_once() -> None:
     assert env["NO_PROXY"] == "a,%!s(MISSING),.svc,localhost,127.0.0.1"
     warned = [line for line in _report(text) if "%!s(missing)" in line]
     assert len(warned) == 1, warned
+
+
+# --- found in review (issue 31) -----------------------------------------------------------
+
+
+BOTH_CASES = (
+    "    - name: app\n      image: x\n      env:\n"
+    "        - name: NO_PROXY\n          value: x # c1\n"
+    "        - name: no_proxy\n          value: y\n"
+)
+
+
+def test_a_chart_s_two_no_proxy_entries_merge_in_one_order_whatever_ran_before() -> None:
+    """The record's values were read into a set: which of the chart's NO_PROXY and
+    no_proxy came first in the merged list changed with the process's hash seed, so a
+    second run rewrote both (``y,x,...`` after ``x,y,...``)."""
+    args = ["--http-proxy", "http://p:1", "--no-proxy", "svc.example"]
+    first = run_cli(args, _pod(BOTH_CASES).encode(), env={"PYTHONHASHSEED": "0"})
+    assert first.returncode == 0, first.stderr
+    assert _env_of(first.stdout.decode())["NO_PROXY"].startswith("x,y,svc.example")
+    for seed in ("0", "1", "3", "4"):
+        again = run_cli(args, first.stdout, env={"PYTHONHASHSEED": seed})
+        assert again.stdout == first.stdout, seed
