@@ -311,3 +311,20 @@ def test_a_chart_s_two_no_proxy_entries_merge_in_one_order_whatever_ran_before()
     for seed in ("0", "1", "3", "4"):
         again = run_cli(args, first.stdout, env={"PYTHONHASHSEED": seed})
         assert again.stdout == first.stdout, seed
+
+
+def test_a_plain_no_proxy_of_the_chart_s_env_stays_plain_and_comes_back_plain() -> None:
+    """The merged list went in double-quoted (``[::1]`` is not plain in ``render``), and
+    --remove then gave the chart's value back in those quotes: not the input."""
+    args = ["--http-proxy", "http://p:1", "--no-proxy", "svc.example,[::1]"]
+    for chart in ("harbor-core,harbor-registry", "10.0.0.0/8,harbor-core", ".svc,a"):
+        text = _pod(f"    - name: app\n      image: x\n      env:\n{_entry(chart)}")
+        out = run_cli(args, text.encode())
+        assert out.returncode == 0, out.stderr
+        assert f"value: {chart},svc.example" in out.stdout.decode()  # plain still
+        back = run_cli([*args, "--remove"], out.stdout)
+        assert back.stdout.decode() == text, chart
+
+
+def _entry(value: str) -> str:
+    return f"        - name: NO_PROXY\n          value: {value}\n"

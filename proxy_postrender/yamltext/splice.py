@@ -757,7 +757,7 @@ def _set_value(
     if node.start == node.end:
         raise Unsupported("empty scalar")
     if op.like:
-        return Edit(node.start, node.end, scalars.render_like(op.value, node.style))
+        return Edit(node.start, node.end, scalars.render_like(op.value, node.style, block=True))
     # as an added entry writes it (_block_scalar): one output whatever came before
     return Edit(node.start, node.end, scalars.render_block(op.value))
 
