@@ -315,3 +315,36 @@ def test_an_empty_json_document_gets_json(tmp_path: Path) -> None:
     inner = _docs(out)[0]["data"]["daemon.json"]
     assert json.loads(inner) == {"proxies": {"http-proxy": PROXY}}
     assert _run([str(profile), "--remove"], out) == stream
+
+
+# --- found in review (issue 31) -----------------------------------------------------------
+
+
+def _values_target(tmp_path: Path) -> Path:
+    targets = (
+        "    - apiVersion: v1\n      kind: ConfigMap\n      name: cfg\n"
+        "      embedded: {path: '$.data[\"values.yaml\"]', format: yaml}\n"
+        "      set: {$.proxy.http_proxy: httpProxy}\n"
+    )
+    return _profile(tmp_path, targets)
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        "|+\n    foo: 1\n\n\n",  # keep: the blank lines are the value's
+        "|+\n    foo: 1\n\n    \n  other: x\n",  # ... one of spaces, and a key after it
+        "|+\n    foo: 1\n",
+        "|-\n    foo: 1\n    bar: 2\n",
+    ],
+)
+def test_a_keep_block_keeps_its_form_and_comes_back_exactly(tmp_path: Path, block: str) -> None:
+    """A ``|+`` block went through the round-trip fallback: written double-quoted, and
+    --remove gave that back, not the block."""
+    stream = f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: cfg}}\ndata:\n  values.yaml: {block}"
+    profile = _values_target(tmp_path)
+    out = _run([str(profile)], stream)
+    assert f"values.yaml: {block[:2]}\n" in out
+    assert _docs(out)[0]["data"]["values.yaml"].startswith("foo: 1\n")
+    assert _run([str(profile)], out) == out
+    assert _run([str(profile), "--remove"], out) == stream
