@@ -341,10 +341,41 @@ def _values_target(tmp_path: Path) -> Path:
 def test_a_keep_block_keeps_its_form_and_comes_back_exactly(tmp_path: Path, block: str) -> None:
     """A ``|+`` block went through the round-trip fallback: written double-quoted, and
     --remove gave that back, not the block."""
-    stream = f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: cfg}}\ndata:\n  values.yaml: {block}"
+    stream = (
+        f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: cfg}}\ndata:\n  values.yaml: {block}"
+    )
     profile = _values_target(tmp_path)
     out = _run([str(profile)], stream)
     assert f"values.yaml: {block[:2]}\n" in out
     assert _docs(out)[0]["data"]["values.yaml"].startswith("foo: 1\n")
     assert _run([str(profile)], out) == out
     assert _run([str(profile), "--remove"], out) == stream
+
+
+@pytest.mark.parametrize("null", ["", " ~", " null  # none yet"])
+def test_a_mapping_made_in_place_of_a_null_comes_back_null(tmp_path: Path, null: str) -> None:
+    """``proxy:`` (null) became the tool's mapping, recorded as made by the tool, and
+    --remove deleted the key: the manifest's ``proxy:`` was gone."""
+    inner = f"foo: 1\nproxy:{null}\nbar: 2\n"
+    stream = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata:\n  values.yaml: |\n"
+        + "".join(f"    {line}\n" for line in inner.splitlines())
+    )
+    profile = _values_target(tmp_path)
+    out = _run([str(profile)], stream)
+    values = libyaml.load_data(_docs(out)[0]["data"]["values.yaml"])[0]
+    assert values == {"foo": 1, "proxy": {"http_proxy": PROXY}, "bar": 2}
+    assert _run([str(profile)], out) == out
+    assert _run([str(profile), "--remove"], out) == stream
+    outer = (
+        f"apiVersion: example.com/v1\nkind: Agent\nmetadata: {{name: a}}\nspec:\n  proxy:{null}\n"
+    )
+    agent = _profile(
+        tmp_path,
+        "    - {apiVersion: example.com/v1, kind: Agent, set: {$.spec.proxy.http: httpProxy}}\n",
+        name="agent.yaml",
+    )
+    out = _run([str(agent)], outer)
+    assert _docs(out)[0]["spec"] == {"proxy": {"http": PROXY}}
+    assert _run([str(agent), "--remove"], out) == outer
+

@@ -20,10 +20,11 @@ from proxy_postrender.errors import InputError
 from proxy_postrender.noproxy.environments import ObjectEnv
 from proxy_postrender.objects import Path
 from proxy_postrender.plans import Plan
-from proxy_postrender.record import Record
+from proxy_postrender.record import Record, split_spelling, with_spelling
 from proxy_postrender.structs import FrozenStruct, field
 from proxy_postrender.targets import ANY, Target
 from proxy_postrender.yamltext.ops import AddKey, DeleteKey, Op, SetValue
+from proxy_postrender.yamltext.tree import spelling
 
 ANNOTATION = "proxy-postrender.io/fields"
 
@@ -133,9 +134,11 @@ def plan_fields(
     setters = expand(obj, setters)
     appended = [e for e in entries if e.startswith(APPENDED)]
     was_empty = {e[1:] for e in entries if e.startswith(WAS_EMPTY)}
-    entries = [e for e in entries if not e.startswith((APPENDED, WAS_EMPTY))]
+    nulls = dict(split_spelling(e[1:]) for e in entries if e.startswith(WAS_NULL))  # mappings
+    entries = [e for e in entries if not e.startswith((APPENDED, WAS_EMPTY, WAS_NULL))]
     owned = {e for e in entries if not e.startswith("+")} | was_empty
     created = [e[1:] for e in entries if e.startswith("+")]  # mappings the tool made
+    created += list(nulls)  # ... in place of a null of the manifest's
     now: list[str] = []
     now_appended = _append_ca(obj, base, setters, available, appended, plan)
     setters = [(path, name) for path, name in setters if name != CA_APPENDED]
@@ -176,18 +179,31 @@ def plan_fields(
             continue
         missing.append((path, value))
         plan.set.append(dotted)
-    additions, made = _additions(obj, base, missing)
+    additions, made = _additions(obj, base, missing, nulls)
     plan.ops += additions
-    plan.ops += _removals(obj, base, removing, created)
+    plan.ops += _removals(obj, base, removing, created, nulls)
     # a mapping the tool made stays the tool's while one of its fields does
     kept_made = [c for c in created if any(d.startswith(c + ".") for d in now)]
-    now = [f"{WAS_EMPTY}{d}" if d in was_empty else d for d in now]
-    return plan, now + [f"+{c}" for c in dict.fromkeys(kept_made + made)] + now_appended
+    return plan, [
+        _entry(d, was_empty, nulls)
+        for d in now + [f"+{c}" for c in dict.fromkeys(kept_made + made)]
+    ] + now_appended
+
+
+def _entry(dotted: str, was_empty: set[str], nulls: Mapping[str, str | None]) -> str:
+    """The record's entry for a field (or, ``+PATH``, a mapping) the tool set."""
+    path = dotted.removeprefix("+")
+    if dotted.startswith("+") and path in nulls:  # in place of the manifest's null
+        return with_spelling(f"{WAS_NULL}{path}", nulls[path])
+    return f"{WAS_EMPTY}{dotted}" if dotted in was_empty else dotted
 
 
 # an entry of a field whose empty string of the manifest's the tool's value replaced
 # (an empty value counts as unset): --remove writes the empty string back
 WAS_EMPTY = "="
+# an entry of a mapping the tool made in place of the manifest's null (``key:``, ``key:
+# ~``), with how that was written (record.with_spelling): --remove writes it back
+WAS_NULL = "~"
 
 
 def _in_data(obj: Any, path: Path) -> bool:
@@ -289,7 +305,11 @@ def _leaves(node: Any, prefix: str) -> set[str]:
 
 
 def _removals(
-    obj: Mapping[str, Any], base: Path, removing: list[Path], created: list[str]
+    obj: Mapping[str, Any],
+    base: Path,
+    removing: list[Path],
+    created: list[str],
+    nulls: Mapping[str, str | None],
 ) -> list[Op]:
     """Delete the fields; a mapping the tool made goes whole when nothing else is in it."""
     gone = {_dotted(p) for p in removing}
@@ -301,16 +321,24 @@ def _removals(
             continue
         inside = _leaves(node, made)
         if inside and inside <= gone:  # nothing but the tool's fields, however deep
-            ops.append(DeleteKey((*base, *made.split("."))))
+            where = (*base, *made.split("."))
+            if made in nulls:  # the manifest's null, back
+                ops.append(SetValue(where, None, text=nulls[made]))
+            else:
+                ops.append(DeleteKey(where))
             handled |= inside
     return ops + [DeleteKey((*base, *p)) for p in removing if _dotted(p) not in handled]
 
 
 def _additions(
-    obj: Mapping[str, Any], base: Path, missing: list[tuple[Path, str]]
+    obj: Mapping[str, Any],
+    base: Path,
+    missing: list[tuple[Path, str]],
+    nulls: dict[str, str | None],
 ) -> tuple[list[Op], list[str]]:
     """Add each value at its path, creating the missing mappings on the way; values that
-    share a missing mapping go in one addition. Returns the ops and the mappings made."""
+    share a missing mapping go in one addition. Returns the ops and the mappings made (a
+    mapping made in place of a null goes into ``nulls`` with how that was written)."""
     groups: dict[Path, tuple[bool, dict[str, Any]]] = {}
     for path, value in missing:
         node: Any = obj
@@ -323,6 +351,8 @@ def _additions(
             raise InputError(f"cannot set {_dotted(path)}: {where} is not a mapping")
         anchor = path[: depth + 1]
         replace = path[depth] in node  # "key:" (null) becomes the mapping
+        if replace and depth + 1 < len(path):
+            nulls.setdefault(_dotted(anchor), spelling(node, str(path[depth])))
         _, tree = groups.setdefault(anchor, (replace, {}))
         for step in path[depth + 1 : -1]:
             tree = tree.setdefault(str(step), {})
