@@ -379,3 +379,28 @@ def test_a_mapping_made_in_place_of_a_null_comes_back_null(tmp_path: Path, null:
     assert _docs(out)[0]["spec"] == {"proxy": {"http": PROXY}}
     assert _run([str(agent), "--remove"], out) == outer
 
+
+def test_a_field_the_profile_no_longer_sets_is_taken_out(tmp_path: Path) -> None:
+    """A field the record held that the changed profile's target no longer names (and a
+    caAppended field's CA) stayed, and dropped out of the record: B after A was not B,
+    and --remove could not take it out any more."""
+    ca = tmp_path / "ca.pem"
+    ca.write_text("-----BEGIN CERTIFICATE-----\nMIIBone\n-----END CERTIFICATE-----\n")
+    embedded = "      embedded: {path: $.data.kubeconfig, format: kubeconfig, encoding: base64}\n"
+    head = "    - apiVersion: v1\n      kind: Secret\n      name: bootstrap-hub-kubeconfig\n"
+    both = (
+        "      set:\n        '$.clusters[*].cluster.proxy-url': proxyForServer\n"
+        "        '$.clusters[*].cluster.certificate-authority-data': caAppended\n"
+        "        $.preferences.proxy: httpProxy\n"
+    )
+    one = "      set: {'$.clusters[*].cluster.proxy-url': proxyForServer}\n"
+    extra = f"  caBundle: {{file: {ca}, workloads: false}}\n"
+    first = _profile(tmp_path, head + embedded + both, extra, "a.yaml")
+    second = _profile(tmp_path, head + embedded + one, extra, "b.yaml")
+    stream = _secret("bootstrap-hub-kubeconfig", KUBECONFIG)
+    after_first = _run([str(first)], stream)
+    hub = _kubeconfig(_docs(after_first)[0])["clusters"][0]["cluster"]
+    assert "MIIBone" in base64.b64decode(hub["certificate-authority-data"]).decode()
+    alone = _run([str(second)], stream)
+    assert _run([str(second)], after_first) == alone
+    assert _run([str(second), "--remove"], _run([str(second)], after_first)) == stream

@@ -114,10 +114,54 @@ def _value(obj: Any, path: Path, name: str, available: Mapping[str, str]) -> str
     """The profile value ``name`` for the field at ``path``; ``proxyForServer``: the proxy
     for the scheme of the ``server`` next to it (a kubeconfig cluster entry)."""
     if name != "proxyForServer":
-        return available.get(name)
+        return available.get(name)  # (GONE: none)
     server = _child(_get(obj, path[:-1]), "server")
     secure = isinstance(server, str) and server.lower().startswith("https:")
     return available.get("httpsProxy" if secure else "httpProxy")
+
+
+# a field the record holds that no setter names any more (the profile changed): taken
+# out as --remove takes it out (CA_GONE: a caAppended field's CA)
+GONE = "-"
+CA_GONE = "caAppended-"
+
+
+def _gone(
+    obj: Any, setters: Sequence[tuple[Path, str]], entries: Sequence[str]
+) -> list[tuple[Path, str]]:
+    """The fields of the record's ``entries`` that none of ``setters`` names, found in
+    ``obj`` (a dotted entry read against its keys, which may hold dots)."""
+    named = {_dotted(path) for path, _ in setters}
+    out: list[tuple[Path, str]] = []
+    for entry in entries:
+        if entry.startswith(("+", WAS_NULL)):
+            continue  # a mapping the tool made: it goes with its fields
+        appended = entry.startswith(APPENDED)
+        dotted = entry[1:].rpartition("=")[0] if appended else entry.removeprefix(WAS_EMPTY)
+        path = _find(obj, dotted)
+        if dotted not in named and path is not None:
+            out.append((path, CA_GONE if appended else GONE))
+    return out
+
+
+def _find(node: Any, dotted: str) -> Path | None:
+    """The path in ``node`` that ``dotted`` names (None: none)."""
+    if isinstance(node, list):
+        index, _, rest = dotted.partition(".")
+        if not index.isdigit() or int(index) >= len(node):
+            return None
+        found = _find(node[int(index)], rest) if rest else ()
+        return None if found is None else (int(index), *found)
+    if not isinstance(node, Mapping):
+        return None
+    for key in node:
+        if isinstance(key, str) and key == dotted:
+            return (key,)
+        if isinstance(key, str) and dotted.startswith(key + "."):
+            found = _find(node[key], dotted[len(key) + 1 :])
+            if found is not None:
+                return (key, *found)
+    return None
 
 
 def plan_fields(
@@ -132,6 +176,7 @@ def plan_fields(
     ``entries``, and the entries the record holds afterwards."""
     plan = FieldPlan()
     setters = expand(obj, setters)
+    setters += _gone(obj, setters, entries)
     appended = [e for e in entries if e.startswith(APPENDED)]
     was_empty = {e[1:] for e in entries if e.startswith(WAS_EMPTY)}
     nulls = dict(split_spelling(e[1:]) for e in entries if e.startswith(WAS_NULL))  # mappings
@@ -141,7 +186,7 @@ def plan_fields(
     created += list(nulls)  # ... in place of a null of the manifest's
     now: list[str] = []
     now_appended = _append_ca(obj, base, setters, available, appended, plan)
-    setters = [(path, name) for path, name in setters if name != CA_APPENDED]
+    setters = [(path, name) for path, name in setters if name not in (CA_APPENDED, CA_GONE)]
     missing: list[tuple[Path, str]] = []
     removing: list[Path] = []
     for path, name in setters:
@@ -253,11 +298,11 @@ def _append_ca(
     import binascii
 
     lengths = dict(e[1:].rpartition("=")[::2] for e in recorded)
-    pem = available.get("caBundle")
     entries: list[str] = []
     for path, name in setters:
-        if name != CA_APPENDED:
+        if name not in (CA_APPENDED, CA_GONE):
             continue
+        pem = available.get("caBundle") if name == CA_APPENDED else None
         dotted = _dotted(path)
         held = _get(obj, path)
         if not isinstance(held, str):
