@@ -404,3 +404,30 @@ def test_a_field_the_profile_no_longer_sets_is_taken_out(tmp_path: Path) -> None
     alone = _run([str(second)], stream)
     assert _run([str(second)], after_first) == alone
     assert _run([str(second), "--remove"], _run([str(second)], after_first)) == stream
+
+
+def test_the_plaintext_gate_sees_base64_in_base64_and_json_escapes(tmp_path: Path) -> None:
+    """A chart's password inside base64 of base64 (a Secret holding a values file that
+    holds a kubeconfig), or in a JSON string written with ``\\/`` or ``\\u0040``, passed
+    the gate."""
+    url = "http://u:s3cr3t-pw@proxy.corp.example:3128"
+    once = base64.b64encode(f"proxy-url: {url}\n".encode()).decode()
+    twice = base64.b64encode(f"kubeconfig: {once}\n".encode()).decode()
+    head = "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n"
+    for body in (
+        f"data:\n  values: {twice}\n",
+        "stringData:\n  config.json: " + json.dumps(json.dumps({"proxy": url}).replace("/", "\\/")),
+        "stringData:\n  config.json: "
+        + json.dumps(json.dumps({"proxy": url.replace("@", "\\u0040")})),
+    ):
+        stream = head + body + "\n"
+        gate = run_cli(["--http-proxy", PROXY, "--forbid-plaintext-credentials"], stream.encode())
+        assert gate.returncode == 1 and gate.stdout == b"", body
+        assert "a URL with a password in clear at line 5" in gate.stderr.decode()
+    plain = head + f"data:\n  values: {base64.b64encode(b'no password here, none' * 3).decode()}\n"
+    assert (
+        run_cli(
+            ["--http-proxy", PROXY, "--forbid-plaintext-credentials"], plain.encode()
+        ).returncode
+        == 0
+    )
