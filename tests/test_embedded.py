@@ -431,3 +431,14 @@ def test_the_plaintext_gate_sees_base64_in_base64_and_json_escapes(tmp_path: Pat
         ).returncode
         == 0
     )
+
+
+def test_an_error_in_a_base64_document_does_not_show_its_decoded_content(tmp_path: Path) -> None:
+    """The reader's message quotes values (``found duplicate key "token" with value
+    ...``): a kubeconfig's token, base64 in the input, reached stderr in clear."""
+    stream = _secret("bootstrap-hub-kubeconfig", "token: 1\ntoken: s3cr3t-bootstrap-token\n")
+    proc = run_cli([str(_profile(tmp_path, "    - preset: ocm-klusterlet\n"))], stream.encode())
+    assert proc.returncode == 1 and proc.stdout == b""
+    said = proc.stderr.decode()
+    assert "s3cr3t-bootstrap-token" not in said
+    assert "data.kubeconfig is not valid kubeconfig: a syntax error at line 2" in said
