@@ -202,9 +202,14 @@ def test_a_changed_profile_replaces_only_what_the_tool_wrote() -> None:
 # --- the first pass: the stream's ConfigMaps and Secrets ---
 
 
+SOURCE_NAMES = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "no_proxy", "JAVA_TOOL_OPTIONS")
+
+
 def _sources(text: str, namespace: str | None = None) -> envsources.EnvSources:
-    names = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "no_proxy", "JAVA_TOOL_OPTIONS")
-    return envsources.read(stream.split(text), names, namespace)
+    """The sources of ``text`` and a Pod that reads one through envFrom (without one in
+    the stream, none is read)."""
+    text += _stream(_pod(APP + FROM_CM))
+    return envsources.read(stream.split(text), SOURCE_NAMES, namespace)
 
 
 def test_secret_data_is_base64_and_string_data_wins() -> None:
@@ -328,3 +333,13 @@ def test_a_plain_no_proxy_of_the_chart_s_env_stays_plain_and_comes_back_plain() 
 
 def _entry(value: str) -> str:
     return f"        - name: NO_PROXY\n          value: {value}\n"
+
+
+def test_the_sources_are_read_only_for_a_stream_that_has_an_envfrom() -> None:
+    """A chart of thousands of ConfigMaps and Secrets and no envFrom paid the first pass
+    in full (6 000 objects: 0.14 s of a 0.45 s run, pure Python)."""
+    cm = _config_map("chart-env", '  HTTP_PROXY: "http://chart:1"\n')
+    alone = envsources.read(stream.split(_stream(cm, _pod(APP))), SOURCE_NAMES)
+    assert alone.find("ConfigMap", "", "chart-env")[0] is None
+    found, _ = _sources(_stream(cm)).find("ConfigMap", "", "chart-env")
+    assert found is not None and found.values == (("HTTP_PROXY", "http://chart:1"),)
