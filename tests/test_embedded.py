@@ -442,3 +442,14 @@ def test_an_error_in_a_base64_document_does_not_show_its_decoded_content(tmp_pat
     said = proc.stderr.decode()
     assert "s3cr3t-bootstrap-token" not in said
     assert "data.kubeconfig is not valid kubeconfig: a syntax error at line 2" in said
+
+
+@pytest.mark.parametrize("clusters", ["{hub: {server: 'https://hub'}}", "hub"])
+def test_a_kubeconfig_whose_clusters_is_no_list_is_an_error(tmp_path: Path, clusters: str) -> None:
+    """``[*]`` over a mapping or a string set nothing, and the Secret came out unchanged
+    without a word, --strict too (a silent no-op)."""
+    stream = _secret("bootstrap-hub-kubeconfig", f"apiVersion: v1\nclusters: {clusters}\n")
+    profile = _profile(tmp_path, "    - preset: ocm-klusterlet\n")
+    proc = run_cli([str(profile)], stream.encode())
+    assert proc.returncode == 1 and proc.stdout == b""
+    assert "Secret bootstrap-hub-kubeconfig): clusters is not a list" in proc.stderr.decode()

@@ -94,7 +94,7 @@ def plan(
 
 def expand(data: Any, setters: Sequence[tuple[Path, str]]) -> list[tuple[Path, str]]:
     """The setters with every ``[*]`` step (targets.ANY) made one path per list item of
-    ``data`` (none where the list is absent)."""
+    ``data`` (none where the list is absent; an error where something else is there)."""
     out: list[tuple[Path, str]] = []
     for path, name in setters:
         prefixes: list[Path] = [()]
@@ -103,6 +103,9 @@ def expand(data: Any, setters: Sequence[tuple[Path, str]]) -> list[tuple[Path, s
                 prefixes = [(*p, step) for p in prefixes]
                 continue
             nodes = [(p, _get(data, p)) for p in prefixes]
+            for p, node in nodes:
+                if node is not None and not isinstance(node, list):  # (kubeconfig clusters)
+                    raise InputError(f"{_dotted(p)} is not a list ({_dotted(path)} of the target)")
             prefixes = [
                 (*p, i) for p, node in nodes if isinstance(node, list) for i in range(len(node))
             ]
