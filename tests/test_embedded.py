@@ -452,4 +452,4 @@ def test_a_kubeconfig_whose_clusters_is_no_list_is_an_error(tmp_path: Path, clus
     profile = _profile(tmp_path, "    - preset: ocm-klusterlet\n")
     proc = run_cli([str(profile)], stream.encode())
     assert proc.returncode == 1 and proc.stdout == b""
-    assert "Secret bootstrap-hub-kubeconfig): clusters is not a list" in proc.stderr.decode()
+    assert "Secret agent/bootstrap-hub-kubeconfig): clusters is not a list" in proc.stderr.decode()
