@@ -250,9 +250,7 @@ def _select(entry: Mapping[str, Any], here: str) -> targets.Select | None:
             or not found
             or not all(isinstance(k, str) and isinstance(v, str) for k, v in found.items())
         ):  # (a label's value is a string: `true` or `1` unquoted would never match)
-            raise ProfileError(
-                f"{here}.selector.matchLabels: must map label keys to string values"
-            )
+            raise ProfileError(f"{here}.selector.matchLabels: must map label keys to string values")
         labels = tuple(sorted(found.items()))
     return targets.Select(name, namespace, labels)
 
