@@ -80,25 +80,44 @@ def _decoded(payload: str) -> str:
         return ""
 
 
+# JSON's escapes of the characters of a URL's scheme and user-info (``\\/``, ``\\u0040``),
+# behind any number of backslashes (a JSON text in a YAML double-quoted scalar)
+_JSON_ESCAPE = re.compile(r"\\+(?:/|u00([2-7][0-9A-Fa-f]))")
+_NESTED = 3  # how deep base64 inside base64 is decoded
+
+
+def _in_clear(text: str, plaintext: re.Pattern[str], depth: int = 0) -> int | None:
+    """How many lines into ``text`` a URL with a password in clear is (None: none): also
+    one written with JSON's escapes, or inside base64 (a Secret's data, an embedded
+    document), base64 inside base64 too."""
+    plain = text
+    if "\\" in text:
+        plain = _JSON_ESCAPE.sub(lambda m: chr(int(m[1], 16)) if m[1] else "/", text)
+    match = plaintext.search(plain)
+    if match:
+        return plain.count("\n", 0, match.start())
+    if depth >= _NESTED:
+        return None
+    for start, inner in base64_tokens(text):
+        if _in_clear(inner, plaintext, depth + 1) is not None:
+            return text.count("\n", 0, start)
+    return None
+
+
 def no_plaintext(segments: Iterable[Segment], *, secret_backed: bool = False) -> None:
     """Raise when a document holds a URL with a password in clear. ``secret_backed``:
     the profile keeps the workloads' credentials in a Secret (spec.credentials.secretRef),
     so a password in clear did not come from the tool's own writers."""
     plaintext, encoded = re.compile(_PLAINTEXT), re.compile(_ENCODED_COMMAND)
     for index, segment in enumerate(segments, start=1):
-        match = plaintext.search(segment.text)
-        at = match.start() if match else None
-        if at is None and any(
+        below = _in_clear(segment.text, plaintext)  # lines below the segment's first
+        if below is None and any(
             plaintext.search(_decoded(m.group(1))) for m in encoded.finditer(segment.text)
         ):
-            at = 0
-        if at is None:  # a password inside base64 (a Secret's data, an embedded document)
-            at = next(
-                (s for s, text in base64_tokens(segment.text) if plaintext.search(text)), None
-            )
-        if at is None:
+            below = 0
+        if below is None:
             continue
-        line = segment.line + segment.text.count("\n", 0, at)
+        line = segment.line + below
         where = f"a URL with a password in clear at line {line} (--forbid-plaintext-credentials)"
         if GENERATED in segment.text:
             hint = (

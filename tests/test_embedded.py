@@ -315,3 +315,141 @@ def test_an_empty_json_document_gets_json(tmp_path: Path) -> None:
     inner = _docs(out)[0]["data"]["daemon.json"]
     assert json.loads(inner) == {"proxies": {"http-proxy": PROXY}}
     assert _run([str(profile), "--remove"], out) == stream
+
+
+# --- found in review (issue 31) -----------------------------------------------------------
+
+
+def _values_target(tmp_path: Path) -> Path:
+    targets = (
+        "    - apiVersion: v1\n      kind: ConfigMap\n      name: cfg\n"
+        "      embedded: {path: '$.data[\"values.yaml\"]', format: yaml}\n"
+        "      set: {$.proxy.http_proxy: httpProxy}\n"
+    )
+    return _profile(tmp_path, targets)
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        "|+\n    foo: 1\n\n\n",  # keep: the blank lines are the value's
+        "|+\n    foo: 1\n\n    \n  other: x\n",  # ... one of spaces, and a key after it
+        "|+\n    foo: 1\n",
+        "|-\n    foo: 1\n    bar: 2\n",
+    ],
+)
+def test_a_keep_block_keeps_its_form_and_comes_back_exactly(tmp_path: Path, block: str) -> None:
+    """A ``|+`` block went through the round-trip fallback: written double-quoted, and
+    --remove gave that back, not the block."""
+    stream = (
+        f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: cfg}}\ndata:\n  values.yaml: {block}"
+    )
+    profile = _values_target(tmp_path)
+    out = _run([str(profile)], stream)
+    assert f"values.yaml: {block[:2]}\n" in out
+    assert _docs(out)[0]["data"]["values.yaml"].startswith("foo: 1\n")
+    assert _run([str(profile)], out) == out
+    assert _run([str(profile), "--remove"], out) == stream
+
+
+@pytest.mark.parametrize("null", ["", " ~", " null  # none yet"])
+def test_a_mapping_made_in_place_of_a_null_comes_back_null(tmp_path: Path, null: str) -> None:
+    """``proxy:`` (null) became the tool's mapping, recorded as made by the tool, and
+    --remove deleted the key: the manifest's ``proxy:`` was gone."""
+    inner = f"foo: 1\nproxy:{null}\nbar: 2\n"
+    stream = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata:\n  values.yaml: |\n"
+        + "".join(f"    {line}\n" for line in inner.splitlines())
+    )
+    profile = _values_target(tmp_path)
+    out = _run([str(profile)], stream)
+    values = libyaml.load_data(_docs(out)[0]["data"]["values.yaml"])[0]
+    assert values == {"foo": 1, "proxy": {"http_proxy": PROXY}, "bar": 2}
+    assert _run([str(profile)], out) == out
+    assert _run([str(profile), "--remove"], out) == stream
+    outer = (
+        f"apiVersion: example.com/v1\nkind: Agent\nmetadata: {{name: a}}\nspec:\n  proxy:{null}\n"
+    )
+    agent = _profile(
+        tmp_path,
+        "    - {apiVersion: example.com/v1, kind: Agent, set: {$.spec.proxy.http: httpProxy}}\n",
+        name="agent.yaml",
+    )
+    out = _run([str(agent)], outer)
+    assert _docs(out)[0]["spec"] == {"proxy": {"http": PROXY}}
+    assert _run([str(agent), "--remove"], out) == outer
+
+
+def test_a_field_the_profile_no_longer_sets_is_taken_out(tmp_path: Path) -> None:
+    """A field the record held that the changed profile's target no longer names (and a
+    caAppended field's CA) stayed, and dropped out of the record: B after A was not B,
+    and --remove could not take it out any more."""
+    ca = tmp_path / "ca.pem"
+    ca.write_text("-----BEGIN CERTIFICATE-----\nMIIBone\n-----END CERTIFICATE-----\n")
+    embedded = "      embedded: {path: $.data.kubeconfig, format: kubeconfig, encoding: base64}\n"
+    head = "    - apiVersion: v1\n      kind: Secret\n      name: bootstrap-hub-kubeconfig\n"
+    both = (
+        "      set:\n        '$.clusters[*].cluster.proxy-url': proxyForServer\n"
+        "        '$.clusters[*].cluster.certificate-authority-data': caAppended\n"
+        "        $.preferences.proxy: httpProxy\n"
+    )
+    one = "      set: {'$.clusters[*].cluster.proxy-url': proxyForServer}\n"
+    extra = f"  caBundle: {{file: {ca}, workloads: false}}\n"
+    first = _profile(tmp_path, head + embedded + both, extra, "a.yaml")
+    second = _profile(tmp_path, head + embedded + one, extra, "b.yaml")
+    stream = _secret("bootstrap-hub-kubeconfig", KUBECONFIG)
+    after_first = _run([str(first)], stream)
+    hub = _kubeconfig(_docs(after_first)[0])["clusters"][0]["cluster"]
+    assert "MIIBone" in base64.b64decode(hub["certificate-authority-data"]).decode()
+    alone = _run([str(second)], stream)
+    assert _run([str(second)], after_first) == alone
+    assert _run([str(second), "--remove"], _run([str(second)], after_first)) == stream
+
+
+def test_the_plaintext_gate_sees_base64_in_base64_and_json_escapes(tmp_path: Path) -> None:
+    """A chart's password inside base64 of base64 (a Secret holding a values file that
+    holds a kubeconfig), or in a JSON string written with ``\\/`` or ``\\u0040``, passed
+    the gate."""
+    url = "http://u:s3cr3t-pw@proxy.corp.example:3128"
+    once = base64.b64encode(f"proxy-url: {url}\n".encode()).decode()
+    twice = base64.b64encode(f"kubeconfig: {once}\n".encode()).decode()
+    head = "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n"
+    for body in (
+        f"data:\n  values: {twice}\n",
+        "stringData:\n  config.json: " + json.dumps(json.dumps({"proxy": url}).replace("/", "\\/")),
+        "stringData:\n  config.json: "
+        + json.dumps(json.dumps({"proxy": url.replace("@", "\\u0040")})),
+    ):
+        stream = head + body + "\n"
+        gate = run_cli(["--http-proxy", PROXY, "--forbid-plaintext-credentials"], stream.encode())
+        assert gate.returncode == 1 and gate.stdout == b"", body
+        assert "a URL with a password in clear at line 5" in gate.stderr.decode()
+    plain = head + f"data:\n  values: {base64.b64encode(b'no password here, none' * 3).decode()}\n"
+    assert (
+        run_cli(
+            ["--http-proxy", PROXY, "--forbid-plaintext-credentials"], plain.encode()
+        ).returncode
+        == 0
+    )
+
+
+def test_an_error_in_a_base64_document_does_not_show_its_decoded_content(tmp_path: Path) -> None:
+    """The reader's message quotes values (``found duplicate key "token" with value
+    ...``): a kubeconfig's token, base64 in the input, reached stderr in clear."""
+    stream = _secret("bootstrap-hub-kubeconfig", "token: 1\ntoken: s3cr3t-bootstrap-token\n")
+    proc = run_cli([str(_profile(tmp_path, "    - preset: ocm-klusterlet\n"))], stream.encode())
+    assert proc.returncode == 1 and proc.stdout == b""
+    said = proc.stderr.decode()
+    assert "s3cr3t-bootstrap-token" not in said
+    assert "data.kubeconfig is not valid kubeconfig: a syntax error at line 2" in said
+
+
+@pytest.mark.parametrize("clusters", ["{hub: {server: 'https://hub'}}", "hub"])
+def test_a_kubeconfig_whose_clusters_is_no_list_is_an_error(tmp_path: Path, clusters: str) -> None:
+    """``[*]`` over a mapping or a string set nothing, and the Secret came out unchanged
+    without a word, --strict too (a silent no-op)."""
+    stream = _secret("bootstrap-hub-kubeconfig", f"apiVersion: v1\nclusters: {clusters}\n")
+    profile = _profile(tmp_path, "    - preset: ocm-klusterlet\n")
+    proc = run_cli([str(profile)], stream.encode())
+    assert proc.returncode == 1 and proc.stdout == b""
+    assert "Secret agent/bootstrap-hub-kubeconfig): clusters is not a list" in proc.stderr.decode()

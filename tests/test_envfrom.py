@@ -202,9 +202,14 @@ def test_a_changed_profile_replaces_only_what_the_tool_wrote() -> None:
 # --- the first pass: the stream's ConfigMaps and Secrets ---
 
 
+SOURCE_NAMES = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "no_proxy", "JAVA_TOOL_OPTIONS")
+
+
 def _sources(text: str, namespace: str | None = None) -> envsources.EnvSources:
-    names = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "no_proxy", "JAVA_TOOL_OPTIONS")
-    return envsources.read(stream.split(text), names, namespace)
+    """The sources of ``text`` and a Pod that reads one through envFrom (without one in
+    the stream, none is read)."""
+    text += _stream(_pod(APP + FROM_CM))
+    return envsources.read(stream.split(text), SOURCE_NAMES, namespace)
 
 
 def test_secret_data_is_base64_and_string_data_wins() -> None:
@@ -288,3 +293,53 @@ def test_a_malformed_entry_of_the_chart_is_kept_and_said_once() -> None:
     assert env["NO_PROXY"] == "a,%!s(MISSING),.svc,localhost,127.0.0.1"
     warned = [line for line in _report(text) if "%!s(missing)" in line]
     assert len(warned) == 1, warned
+
+
+# --- found in review (issue 31) -----------------------------------------------------------
+
+
+BOTH_CASES = (
+    "    - name: app\n      image: x\n      env:\n"
+    "        - name: NO_PROXY\n          value: x # c1\n"
+    "        - name: no_proxy\n          value: y\n"
+)
+
+
+def test_a_chart_s_two_no_proxy_entries_merge_in_one_order_whatever_ran_before() -> None:
+    """The record's values were read into a set: which of the chart's NO_PROXY and
+    no_proxy came first in the merged list changed with the process's hash seed, so a
+    second run rewrote both (``y,x,...`` after ``x,y,...``)."""
+    args = ["--http-proxy", "http://p:1", "--no-proxy", "svc.example"]
+    first = run_cli(args, _pod(BOTH_CASES).encode(), env={"PYTHONHASHSEED": "0"})
+    assert first.returncode == 0, first.stderr
+    assert _env_of(first.stdout.decode())["NO_PROXY"].startswith("x,y,svc.example")
+    for seed in ("0", "1", "3", "4"):
+        again = run_cli(args, first.stdout, env={"PYTHONHASHSEED": seed})
+        assert again.stdout == first.stdout, seed
+
+
+def test_a_plain_no_proxy_of_the_chart_s_env_stays_plain_and_comes_back_plain() -> None:
+    """The merged list went in double-quoted (``[::1]`` is not plain in ``render``), and
+    --remove then gave the chart's value back in those quotes: not the input."""
+    args = ["--http-proxy", "http://p:1", "--no-proxy", "svc.example,[::1]"]
+    for chart in ("harbor-core,harbor-registry", "10.0.0.0/8,harbor-core", ".svc,a"):
+        text = _pod(f"    - name: app\n      image: x\n      env:\n{_entry(chart)}")
+        out = run_cli(args, text.encode())
+        assert out.returncode == 0, out.stderr
+        assert f"value: {chart},svc.example" in out.stdout.decode()  # plain still
+        back = run_cli([*args, "--remove"], out.stdout)
+        assert back.stdout.decode() == text, chart
+
+
+def _entry(value: str) -> str:
+    return f"        - name: NO_PROXY\n          value: {value}\n"
+
+
+def test_the_sources_are_read_only_for_a_stream_that_has_an_envfrom() -> None:
+    """A chart of thousands of ConfigMaps and Secrets and no envFrom paid the first pass
+    in full (6 000 objects: 0.14 s of a 0.45 s run, pure Python)."""
+    cm = _config_map("chart-env", '  HTTP_PROXY: "http://chart:1"\n')
+    alone = envsources.read(stream.split(_stream(cm, _pod(APP))), SOURCE_NAMES)
+    assert alone.find("ConfigMap", "", "chart-env")[0] is None
+    found, _ = _sources(_stream(cm)).find("ConfigMap", "", "chart-env")
+    assert found is not None and found.values == (("HTTP_PROXY", "http://chart:1"),)

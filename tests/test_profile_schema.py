@@ -380,6 +380,15 @@ INVALID_PROFILES: list[tuple[str, str, str, str | None]] = [
         "the built-in kinds live in the target table, not in the schema",
     ),
     ("target-preset", "  targets:\n  - {preset: ocm}\n", "'ocm' is not one of ocm-addon", None),
+    # (a list or mapping as the name was an internal error, TypeError)
+    ("target-preset-list", "  targets:\n  - {preset: [ocm-addon]}\n", "is not one of", None),
+    (
+        "target-labels-bool",  # (was read as "True": never a label's "true", a silent no-op)
+        "  targets:\n  - {apiVersion: v1, kind: Secret, selector: {matchLabels: {app: true}},"
+        " set: {$.stringData.a: httpProxy}}\n",
+        "matchLabels: must map label keys to string values",
+        None,
+    ),
     ("target-shape", "  targets:\n  - {apiVersion: x/v1, kind: Y}\n", "give podTemplate", None),
     (
         "target-value",

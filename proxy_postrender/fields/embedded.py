@@ -61,7 +61,7 @@ def plan(
             raise InputError(f"{where} holds no document (the target's embedded.path)")
         return FieldPlan()
     text = decode(held, embedded.encoding, where)
-    docs = _documents(text, embedded.format, where)
+    docs = _documents(text, embedded.format, where, shown=embedded.encoding == "none")
     number = next((i for i, (_, data) in enumerate(docs) if isinstance(data, Mapping)), None)
     if number is None:
         raise InputError(f"the document in {where} holds no mapping to set fields in")
@@ -120,14 +120,24 @@ def encode(text: str, encoding: str) -> str:
     return base64.b64encode(text.encode("utf-8")).decode("ascii")
 
 
-def _documents(text: str, form: str, where: str) -> list[tuple[Node, Any]]:
+def _documents(text: str, form: str, where: str, *, shown: bool) -> list[tuple[Node, Any]]:
+    """The documents of ``text``; an error when it is no YAML. ``shown``: the text is in
+    the input as it is; else (decoded from base64) the error says where, not what (a
+    reader's message quotes values: a token of a kubeconfig would reach the logs in
+    clear)."""
     from proxy_postrender.yamltext.errors import LimitError, ParseError
     from proxy_postrender.yamltext.read import nodes_and_data
 
     try:
         return nodes_and_data(text)
     except (ParseError, LimitError) as exc:
-        raise InputError(f"the document in {where} is not valid {form}: {exc}") from None
+        why = str(exc)
+        if not shown and not isinstance(exc, LimitError):
+            line = (
+                "" if exc.offset is None else f" at line {text.count(chr(10), 0, exc.offset) + 1}"
+            )
+            why = f"a syntax error{line} of the decoded text (not shown: it may hold credentials)"
+        raise InputError(f"the document in {where} is not valid {form}: {why}") from None
 
 
 def rewrite(

@@ -20,10 +20,11 @@ from proxy_postrender.errors import InputError
 from proxy_postrender.noproxy.environments import ObjectEnv
 from proxy_postrender.objects import Path
 from proxy_postrender.plans import Plan
-from proxy_postrender.record import Record
+from proxy_postrender.record import Record, split_spelling, with_spelling
 from proxy_postrender.structs import FrozenStruct, field
 from proxy_postrender.targets import ANY, Target
 from proxy_postrender.yamltext.ops import AddKey, DeleteKey, Op, SetValue
+from proxy_postrender.yamltext.tree import spelling
 
 ANNOTATION = "proxy-postrender.io/fields"
 
@@ -93,7 +94,7 @@ def plan(
 
 def expand(data: Any, setters: Sequence[tuple[Path, str]]) -> list[tuple[Path, str]]:
     """The setters with every ``[*]`` step (targets.ANY) made one path per list item of
-    ``data`` (none where the list is absent)."""
+    ``data`` (none where the list is absent; an error where something else is there)."""
     out: list[tuple[Path, str]] = []
     for path, name in setters:
         prefixes: list[Path] = [()]
@@ -102,6 +103,9 @@ def expand(data: Any, setters: Sequence[tuple[Path, str]]) -> list[tuple[Path, s
                 prefixes = [(*p, step) for p in prefixes]
                 continue
             nodes = [(p, _get(data, p)) for p in prefixes]
+            for p, node in nodes:
+                if node is not None and not isinstance(node, list):  # (kubeconfig clusters)
+                    raise InputError(f"{_dotted(p)} is not a list ({_dotted(path)} of the target)")
             prefixes = [
                 (*p, i) for p, node in nodes if isinstance(node, list) for i in range(len(node))
             ]
@@ -113,10 +117,54 @@ def _value(obj: Any, path: Path, name: str, available: Mapping[str, str]) -> str
     """The profile value ``name`` for the field at ``path``; ``proxyForServer``: the proxy
     for the scheme of the ``server`` next to it (a kubeconfig cluster entry)."""
     if name != "proxyForServer":
-        return available.get(name)
+        return available.get(name)  # (GONE: none)
     server = _child(_get(obj, path[:-1]), "server")
     secure = isinstance(server, str) and server.lower().startswith("https:")
     return available.get("httpsProxy" if secure else "httpProxy")
+
+
+# a field the record holds that no setter names any more (the profile changed): taken
+# out as --remove takes it out (CA_GONE: a caAppended field's CA)
+GONE = "-"
+CA_GONE = "caAppended-"
+
+
+def _gone(
+    obj: Any, setters: Sequence[tuple[Path, str]], entries: Sequence[str]
+) -> list[tuple[Path, str]]:
+    """The fields of the record's ``entries`` that none of ``setters`` names, found in
+    ``obj`` (a dotted entry read against its keys, which may hold dots)."""
+    named = {_dotted(path) for path, _ in setters}
+    out: list[tuple[Path, str]] = []
+    for entry in entries:
+        if entry.startswith(("+", WAS_NULL)):
+            continue  # a mapping the tool made: it goes with its fields
+        appended = entry.startswith(APPENDED)
+        dotted = entry[1:].rpartition("=")[0] if appended else entry.removeprefix(WAS_EMPTY)
+        path = _find(obj, dotted)
+        if dotted not in named and path is not None:
+            out.append((path, CA_GONE if appended else GONE))
+    return out
+
+
+def _find(node: Any, dotted: str) -> Path | None:
+    """The path in ``node`` that ``dotted`` names (None: none)."""
+    if isinstance(node, list):
+        index, _, rest = dotted.partition(".")
+        if not index.isdigit() or int(index) >= len(node):
+            return None
+        found = _find(node[int(index)], rest) if rest else ()
+        return None if found is None else (int(index), *found)
+    if not isinstance(node, Mapping):
+        return None
+    for key in node:
+        if isinstance(key, str) and key == dotted:
+            return (key,)
+        if isinstance(key, str) and dotted.startswith(key + "."):
+            found = _find(node[key], dotted[len(key) + 1 :])
+            if found is not None:
+                return (key, *found)
+    return None
 
 
 def plan_fields(
@@ -131,14 +179,17 @@ def plan_fields(
     ``entries``, and the entries the record holds afterwards."""
     plan = FieldPlan()
     setters = expand(obj, setters)
+    setters += _gone(obj, setters, entries)
     appended = [e for e in entries if e.startswith(APPENDED)]
     was_empty = {e[1:] for e in entries if e.startswith(WAS_EMPTY)}
-    entries = [e for e in entries if not e.startswith((APPENDED, WAS_EMPTY))]
+    nulls = dict(split_spelling(e[1:]) for e in entries if e.startswith(WAS_NULL))  # mappings
+    entries = [e for e in entries if not e.startswith((APPENDED, WAS_EMPTY, WAS_NULL))]
     owned = {e for e in entries if not e.startswith("+")} | was_empty
     created = [e[1:] for e in entries if e.startswith("+")]  # mappings the tool made
+    created += list(nulls)  # ... in place of a null of the manifest's
     now: list[str] = []
     now_appended = _append_ca(obj, base, setters, available, appended, plan)
-    setters = [(path, name) for path, name in setters if name != CA_APPENDED]
+    setters = [(path, name) for path, name in setters if name not in (CA_APPENDED, CA_GONE)]
     missing: list[tuple[Path, str]] = []
     removing: list[Path] = []
     for path, name in setters:
@@ -176,18 +227,31 @@ def plan_fields(
             continue
         missing.append((path, value))
         plan.set.append(dotted)
-    additions, made = _additions(obj, base, missing)
+    additions, made = _additions(obj, base, missing, nulls)
     plan.ops += additions
-    plan.ops += _removals(obj, base, removing, created)
+    plan.ops += _removals(obj, base, removing, created, nulls)
     # a mapping the tool made stays the tool's while one of its fields does
     kept_made = [c for c in created if any(d.startswith(c + ".") for d in now)]
-    now = [f"{WAS_EMPTY}{d}" if d in was_empty else d for d in now]
-    return plan, now + [f"+{c}" for c in dict.fromkeys(kept_made + made)] + now_appended
+    return plan, [
+        _entry(d, was_empty, nulls)
+        for d in now + [f"+{c}" for c in dict.fromkeys(kept_made + made)]
+    ] + now_appended
+
+
+def _entry(dotted: str, was_empty: set[str], nulls: Mapping[str, str | None]) -> str:
+    """The record's entry for a field (or, ``+PATH``, a mapping) the tool set."""
+    path = dotted.removeprefix("+")
+    if dotted.startswith("+") and path in nulls:  # in place of the manifest's null
+        return with_spelling(f"{WAS_NULL}{path}", nulls[path])
+    return f"{WAS_EMPTY}{dotted}" if dotted in was_empty else dotted
 
 
 # an entry of a field whose empty string of the manifest's the tool's value replaced
 # (an empty value counts as unset): --remove writes the empty string back
 WAS_EMPTY = "="
+# an entry of a mapping the tool made in place of the manifest's null (``key:``, ``key:
+# ~``), with how that was written (record.with_spelling): --remove writes it back
+WAS_NULL = "~"
 
 
 def _in_data(obj: Any, path: Path) -> bool:
@@ -237,11 +301,11 @@ def _append_ca(
     import binascii
 
     lengths = dict(e[1:].rpartition("=")[::2] for e in recorded)
-    pem = available.get("caBundle")
     entries: list[str] = []
     for path, name in setters:
-        if name != CA_APPENDED:
+        if name not in (CA_APPENDED, CA_GONE):
             continue
+        pem = available.get("caBundle") if name == CA_APPENDED else None
         dotted = _dotted(path)
         held = _get(obj, path)
         if not isinstance(held, str):
@@ -289,7 +353,11 @@ def _leaves(node: Any, prefix: str) -> set[str]:
 
 
 def _removals(
-    obj: Mapping[str, Any], base: Path, removing: list[Path], created: list[str]
+    obj: Mapping[str, Any],
+    base: Path,
+    removing: list[Path],
+    created: list[str],
+    nulls: Mapping[str, str | None],
 ) -> list[Op]:
     """Delete the fields; a mapping the tool made goes whole when nothing else is in it."""
     gone = {_dotted(p) for p in removing}
@@ -301,16 +369,24 @@ def _removals(
             continue
         inside = _leaves(node, made)
         if inside and inside <= gone:  # nothing but the tool's fields, however deep
-            ops.append(DeleteKey((*base, *made.split("."))))
+            where = (*base, *made.split("."))
+            if made in nulls:  # the manifest's null, back
+                ops.append(SetValue(where, None, text=nulls[made]))
+            else:
+                ops.append(DeleteKey(where))
             handled |= inside
     return ops + [DeleteKey((*base, *p)) for p in removing if _dotted(p) not in handled]
 
 
 def _additions(
-    obj: Mapping[str, Any], base: Path, missing: list[tuple[Path, str]]
+    obj: Mapping[str, Any],
+    base: Path,
+    missing: list[tuple[Path, str]],
+    nulls: dict[str, str | None],
 ) -> tuple[list[Op], list[str]]:
     """Add each value at its path, creating the missing mappings on the way; values that
-    share a missing mapping go in one addition. Returns the ops and the mappings made."""
+    share a missing mapping go in one addition. Returns the ops and the mappings made (a
+    mapping made in place of a null goes into ``nulls`` with how that was written)."""
     groups: dict[Path, tuple[bool, dict[str, Any]]] = {}
     for path, value in missing:
         node: Any = obj
@@ -323,6 +399,8 @@ def _additions(
             raise InputError(f"cannot set {_dotted(path)}: {where} is not a mapping")
         anchor = path[: depth + 1]
         replace = path[depth] in node  # "key:" (null) becomes the mapping
+        if replace and depth + 1 < len(path):
+            nulls.setdefault(_dotted(anchor), spelling(node, str(path[depth])))
         _, tree = groups.setdefault(anchor, (replace, {}))
         for step in path[depth + 1 : -1]:
             tree = tree.setdefault(str(step), {})

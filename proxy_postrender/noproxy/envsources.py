@@ -2,7 +2,8 @@
 ``envFrom``: read in a first pass, before any workload is planned (pods/envfrom.py asks
 them what a container's sources set).
 
-Only documents whose kind may be a ConfigMap or a Secret are looked at. Of those, the
+Only documents whose kind may be a ConfigMap or a Secret are looked at, and only in a
+stream where a document has an ``envFrom`` (else no container reads any). Of those, the
 ones whose text mentions ``proxy`` (in any case) or another variable the workloads get
 (``JAVA_TOOL_OPTIONS``, ``spec.workloads.extraEnv``) are read whole and keep the values
 of the keys that may become such a variable (``envFrom.prefix`` goes before the key:
@@ -81,17 +82,22 @@ def read(
     """The ConfigMaps and Secrets of ``segments``, keeping the values of the keys that may
     become one of ``names`` (the variables the workloads get); ``namespace``: that of the
     documents without one. A document that does not parse is left out (the main pass
-    passes it through, or says why it cannot)."""
+    passes it through, or says why it cannot). None is read when no document of
+    ``segments`` has an ``envFrom``."""
     wanted = frozenset(names)
     others = [n for n in wanted if "proxy" not in n.lower()]  # JAVA_TOOL_OPTIONS, extraEnv
     found = EnvSources()
+    candidates: list[tuple[str, str | None]] = []
+    referred = False  # whether any document has an envFrom (else none is read at all)
     for segment in segments:
         text = segment.text
+        referred = referred or "envFrom" in text
         if ("ConfigMap" not in text and "Secret" not in text) or len(text) > MAX_PARSED_BYTES:
             continue
         kind = segment.sniff_kind()
-        if kind is not None and kind not in KINDS and kind not in LIST_KINDS:
-            continue
+        if kind is None or kind in KINDS or kind in LIST_KINDS:
+            candidates.append((text, kind))
+    for text, kind in candidates if referred else ():
         mentions = "proxy" in text.lower() or any(n in text for n in others)
         docs = _metadata_only(text, kind) if kind in KINDS and not mentions else None
         for doc in docs or load_documents(text) or []:

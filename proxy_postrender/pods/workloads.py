@@ -500,11 +500,18 @@ def _merged_env(
     plain value; or its value before an earlier run merged it, ``was``) is merged with
     the profile's, the manifest's entries first, into every NO_PROXY variable the tool
     writes. Returns the manifest's values of the entries the tool now merges."""
-    chart = {var: was[var] for var in was if var in _NO_PROXY}
+    # in the order of the container's env, whether recorded (``was``: a set's order,
+    # which changes from run to run) or read: one merged list whatever ran before
+    chart: dict[str, str] = {}
     for item in env:
         var = item["name"]
-        if var in _NO_PROXY and var not in owned and var not in chart and _plain(item):
+        if var not in _NO_PROXY or var in chart:
+            continue
+        if var in was:
+            chart[var] = was[var]
+        elif var not in owned and _plain(item):
             chart[var] = item["value"]
+    chart.update((var, was[var]) for var in _NO_PROXY if var in was and var not in chart)
     profile = next((v for k, v in desired.items() if k in _NO_PROXY and isinstance(v, str)), None)
     chart = {var: value for var, value in chart.items() if value}
     if not chart or profile is None:

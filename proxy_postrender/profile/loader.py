@@ -160,7 +160,7 @@ def _targets(value: Any, where: str, secret: set[str]) -> TargetTable:
         if "preset" in entry:
             check.unknown_keys(entry, {"preset"}, here)
             presets = targets.TARGET_PRESETS
-            if entry["preset"] not in presets:
+            if not isinstance(entry["preset"], str) or entry["preset"] not in presets:
                 raise ProfileError(
                     f"{here}.preset: {entry['preset']!r} is not one of {', '.join(presets)}"
                 )
@@ -246,9 +246,13 @@ def _select(entry: Mapping[str, Any], here: str) -> targets.Select | None:
             raise ProfileError(f"{here}.selector: must be a mapping with matchLabels")
         check.unknown_keys(selector, {"matchLabels"}, f"{here}.selector")
         found = selector.get("matchLabels")
-        if not isinstance(found, Mapping) or not found:
-            raise ProfileError(f"{here}.selector.matchLabels: must map label keys to values")
-        labels = tuple(sorted((str(k), str(v)) for k, v in found.items()))
+        if (
+            not isinstance(found, Mapping)
+            or not found
+            or not all(isinstance(k, str) and isinstance(v, str) for k, v in found.items())
+        ):  # (a label's value is a string: `true` or `1` unquoted would never match)
+            raise ProfileError(f"{here}.selector.matchLabels: must map label keys to string values")
+        labels = tuple(sorted(found.items()))
     return targets.Select(name, namespace, labels)
 
 

@@ -40,9 +40,11 @@ def render(value: str) -> str:
     return double_quoted(value)
 
 
-def render_like(value: str, style: str | None) -> str:
+def render_like(value: str, style: str | None, *, block: bool = False) -> str:
     """A scalar for ``value`` in the quoting of the one it replaces (``style``: ``"``,
-    ``'`` or plain/None): a quoted value stays quoted the same way where it can.
+    ``'`` or plain/None): a quoted value stays quoted the same way where it can, and a
+    plain one stays plain where it can (``block``: in block context, which takes more
+    characters plain, :func:`render_block`).
 
     >>> render_like("a-1", '"'), render_like("it's", "'"), render_like("a-1", None)
     ('"a-1"', "'it''s'", 'a-1')
@@ -53,7 +55,27 @@ def render_like(value: str, style: str | None) -> str:
         return "'" + value.replace("'", "''") + "'"
     if not style and plain_name(value):
         return value
+    if block and not style:
+        return value if _plain_list(value) else render_block(value)
     return render(value)
+
+
+# a comma-separated list (a NO_PROXY) that starts with a digit or a dot: no number, date,
+# boolean or null of YAML 1.1 or 1.2 holds a comma
+_LIST_RE = re.compile(r"[0-9.][^\t]*,[^\t]*")
+
+
+def _plain_list(value: str) -> bool:
+    """Whether ``value``, a list such as ``10.0.0.0/8,.svc``, is read back as that string
+    when written plain in block context (a chart's plain NO_PROXY, merged with the
+    profile's, stays plain, and comes back plain: --remove)."""
+    return bool(
+        _LIST_RE.fullmatch(value)
+        and value.isprintable()
+        and ": " not in value
+        and " #" not in value
+        and not value.endswith((":", " "))
+    )
 
 
 # an object name (DNS-1123) that starts with a digit, and a date at its start

@@ -501,11 +501,15 @@ def _content_indent(text: str, scalar: Node, header: str) -> int:
 
 
 def _replace_literal(text: str, node: ScalarNode, value: str, newline: str) -> Edit:
-    """The lines of a ``|`` (or ``|-``) block scalar given ``value``, in its header,
-    indentation and line breaks (an embedded document held in a string field)."""
+    """The lines of a ``|`` (or ``|-``, ``|+``) block scalar given ``value``, in its
+    header, indentation and line breaks (an embedded document held in a string field).
+    A ``|+`` keeps its blank lines at the end as the input writes them (spaces and all)
+    while the value ends in as many line breaks."""
     header = _block_header(text, node).strip()
     kept = value + "\n" if header == "|-" else value
-    if header not in ("|", "|-") or (header == "|-" and value.endswith("\n")):
+    if header == "|+":
+        kept = value.rstrip("\n") + "\n"
+    if header not in ("|", "|-", "|+") or value.endswith("\n") == (header == "|-"):
         raise Unsupported(f"a block scalar {header!r} takes no such value")
     if not scalars.literal_ok(kept):
         raise Unsupported("the value cannot be written as the block scalar it replaces")
@@ -515,7 +519,14 @@ def _replace_literal(text: str, node: ScalarNode, value: str, newline: str) -> E
     if indent == 0 or body_start <= 0 or end <= body_start or not text[:end].endswith("\n"):
         raise Unsupported("a block scalar without a body of its own")
     lines = [(" " * indent + line) if line else "" for line in kept[:-1].split("\n")]
-    return Edit(body_start, end, newline.join(lines) + newline)
+    body = newline.join(lines) + newline
+    if header != "|+":
+        return Edit(body_start, end, body)
+    breaks = len(value) - len(kept)  # the blank lines that end the value
+    tail = text[end : node.end]
+    if tail.count("\n") != breaks or len(tail.splitlines()) != breaks:
+        tail = newline * breaks
+    return Edit(body_start, node.end, body + tail)
 
 
 def _block_header(text: str, node: Node) -> str:
@@ -757,7 +768,7 @@ def _set_value(
     if node.start == node.end:
         raise Unsupported("empty scalar")
     if op.like:
-        return Edit(node.start, node.end, scalars.render_like(op.value, node.style))
+        return Edit(node.start, node.end, scalars.render_like(op.value, node.style, block=True))
     # as an added entry writes it (_block_scalar): one output whatever came before
     return Edit(node.start, node.end, scalars.render_block(op.value))
 
