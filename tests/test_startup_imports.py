@@ -1,0 +1,156 @@
+"""What a plain run imports (start-up, issue 33): the modules the demo render loads are
+listed here, so that a change that loads one more at start-up is a deliberate one; and
+the steps a plain stream never needs (the rollout pass, the envFrom pass, embedded
+documents, the other providers' planners) and the heavy libraries stay unloaded."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.helpers import FIXTURES, ROOT
+
+DEMO = FIXTURES / "demo"
+
+# the package's modules a run over the demo render (a Deployment, a Service, a
+# ConfigMap, a ServiceAccount) imports, and over empty input
+PLAIN_RUN = frozenset(
+    [
+        "cli",
+        "cli.entry",
+        "cli.krm",
+        "cli.options",
+        "cli.runner",
+        "cli.start",
+        "cli.table",
+        "dialects",
+        "engine",
+        "errors",
+        "fields",
+        "fields.setters",
+        "generated",
+        "nodes",
+        "nodes.kubeadm",
+        "nodes.owners",
+        "nodes.quoting",
+        "nodes.uncovered",
+        "noproxy",
+        "noproxy.advice",
+        "noproxy.bootstraps",
+        "noproxy.clients",
+        "noproxy.coverage",
+        "noproxy.discovery",
+        "noproxy.environments",
+        "noproxy.fleet",
+        "noproxy.presets",
+        "noproxy.scope",
+        "noproxy.services",
+        "noproxy.size",
+        "noproxy.syntax",
+        "objects",
+        "planners",
+        "plans",
+        "pods",
+        "pods.selection",
+        "pods.workloads",
+        "profile",
+        "profile.build",
+        "profile.check",
+        "profile.expand",
+        "profile.loader",
+        "profile.options",
+        "profile.records",
+        "profile.request",
+        "profile.rules",
+        "profile.schemes",
+        "profile.tables",
+        "record",
+        "redact",
+        "request",
+        "resolve",
+        "result",
+        "rollout",
+        "rollout.codes",
+        "structs",
+        "targets",
+        "verify",
+        "yamltext",
+        "yamltext.blockread",
+        "yamltext.check",
+        "yamltext.errors",
+        "yamltext.ops",
+        "yamltext.read",
+        "yamltext.scalars",
+        "yamltext.splice",
+        "yamltext.spool",
+        "yamltext.stream",
+        "yamltext.tree",
+    ]
+)
+# loaded only by a stream that needs them
+LAZY = frozenset(
+    [
+        "rollout.ledger",
+        "rollout.references",
+        "rollout.effects",
+        "noproxy.envsources",
+        "pods.envfrom",
+        "fields.embedded",
+        "nodes.digest",
+        "nodes.rollouttime",
+        "nodes.talos",
+        "nodes.specfields",
+        "nodes.k0s",
+        "nodes.unitenv",
+        "nodes.staticpods",
+        "nodes.clusterclass",
+        "nodes.classvars",
+        "nodes.topology",
+        "nodes.writers",
+        "nodes.formats",
+        "yamltext.libyaml",
+        "cli.diff",
+        "cli.report",
+    ]
+)
+HEAVY = frozenset({"ruamel", "click", "jsonpath_ng", "certifi", "json", "hashlib", "typing"})
+
+
+def _imported(stdin: bytes) -> set[str]:
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "proxy_postrender", str(DEMO / "profile.yaml")],
+        input=stdin,
+        capture_output=True,
+        cwd=ROOT,
+        timeout=60,
+        check=False,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    names = set()
+    for line in proc.stderr.decode().splitlines():
+        if line.startswith("import time:") and line.count("|") == 2:
+            names.add(line.rsplit("|", 1)[1].strip())
+    return names
+
+
+@pytest.mark.parametrize(
+    "stdin", [b"", (DEMO / "rendered.yaml").read_bytes()], ids=["empty", "demo"]
+)
+def test_a_plain_run_imports_the_listed_modules_only(stdin: bytes) -> None:
+    names = _imported(stdin)
+    ours = {n.removeprefix("proxy_postrender.") for n in names if n.startswith("proxy_postrender.")}
+    assert ours - PLAIN_RUN == set(), "new at start-up: make it lazy, or list it deliberately"
+    assert ours & LAZY == set()
+    assert {n.split(".")[0] for n in names} & HEAVY == set()
+
+
+def test_the_lists_name_real_modules() -> None:
+    """A name in the lists that is no module of the package would make them pass for
+    nothing."""
+    package = ROOT / "proxy_postrender"
+    for name in PLAIN_RUN | LAZY:
+        path = package.joinpath(*name.split("."))
+        assert path.with_suffix(".py").exists() or (path / "__init__.py").exists(), name
