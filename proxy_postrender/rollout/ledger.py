@@ -18,7 +18,14 @@ from proxy_postrender import TYPE_CHECKING, dialects
 from proxy_postrender.errors import DocumentContext, InputError
 from proxy_postrender.nodes.kubeadm import ANNOTATION, NodePlan
 from proxy_postrender.noproxy.discovery import DISCOVERY_KINDS
-from proxy_postrender.objects import LIST_KINDS, Path, annotations_of, is_mapping, walk_objects
+from proxy_postrender.objects import (
+    LIST_KINDS,
+    Path,
+    annotations_of,
+    group_kind,
+    is_mapping,
+    walk_objects,
+)
 from proxy_postrender.plans import Plan
 from proxy_postrender.record import Record
 from proxy_postrender.rollout.references import (
@@ -346,7 +353,7 @@ def _name_templates(
         return seen  # the main pass says why, when it is a target
     for number, (_, doc) in enumerate(docs):
         for base, obj in walk_objects(doc):
-            found = dialects.of_kind(_group(obj), str(obj.get("kind")))
+            found = dialects.of_kind(*group_kind(obj))
             key = key_of(obj, ledger.namespace)
             if found is None or key is None or found[1].level not in RENAMED_LEVELS:
                 continue
@@ -382,10 +389,6 @@ def _digested(name: str, owned: list[Any], what: str) -> str:
     from proxy_postrender.nodes import digest  # lazy: only renamed templates
 
     return digest.with_digest(name, owned, what)
-
-
-def _group(obj: Mapping[str, Any]) -> str:
-    return str(obj.get("apiVersion") or "").rpartition("/")[0]
 
 
 def _check_unique(ledger: Ledger, keys: set[Key]) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from proxy_postrender import TYPE_CHECKING
-from proxy_postrender.objects import is_mapping
+from proxy_postrender.objects import api_group, group_kind, is_mapping
 from proxy_postrender.structs import FrozenStruct
 
 if TYPE_CHECKING:
@@ -76,12 +76,6 @@ class Ref(FrozenStruct):
     role: str
 
 
-def group_of(obj: Mapping[str, Any]) -> str:
-    """The API group of an object (or of a v1beta1 reference): before the ``/``."""
-    api_version = str(obj.get("apiVersion") or "")
-    return api_version.rpartition("/")[0]
-
-
 def key_of(obj: Mapping[str, Any], default_namespace: str) -> Key | None:
     """The key of an object of the stream (None: it has no name)."""
     metadata = obj.get("metadata")
@@ -89,14 +83,14 @@ def key_of(obj: Mapping[str, Any], default_namespace: str) -> Key | None:
         return None
     namespace = metadata.get("namespace")
     namespace = namespace if isinstance(namespace, str) and namespace else default_namespace
-    return (group_of(obj), str(obj.get("kind")), namespace, metadata["name"])
+    return (*group_kind(obj), namespace, metadata["name"])
 
 
 def specs_for(obj: Mapping[str, Any]) -> list[RefSpec]:
     kind = obj.get("kind")
     if not isinstance(kind, str) or kind not in REFERRER_KINDS:
         return []
-    group = group_of(obj)
+    group = api_group(obj.get("apiVersion"))
     return [spec for spec in REFERRERS if spec.kind == kind and group in spec.groups]
 
 
@@ -143,7 +137,7 @@ def _ref_key(ref: Mapping[str, Any], namespace: str) -> Key | None:
         return None
     group = ref.get("apiGroup")
     if not isinstance(group, str):
-        group = group_of(ref)
+        group = api_group(ref.get("apiVersion"))
     own = ref.get("namespace")
     return (group, kind, own if isinstance(own, str) and own else namespace, name)
 
