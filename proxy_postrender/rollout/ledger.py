@@ -359,8 +359,8 @@ def _name_templates(
                 continue
             seen.add(key)
             try:
-                before = Record.read(obj, _RECORD).renamed_from
                 if ledger.removing:
+                    before = Record.read(obj, _RECORD).renamed_from
                     if before and before != key[3]:
                         ledger.rename_to(key, before)
                     continue
