@@ -32,9 +32,13 @@ clients:
 	bash tools/install-clients.sh
 	bash tools/install-node-clients.sh $(CURDIR)/.cache/node-clients
 
-## test: install what the tests need and run the whole suite (pure build), then the
-## compiled build's share (test-compiled)
-test: test-pure test-compiled
+## test: install what the tests need and run the whole suite (pure build) and the compiled
+## build's share (test-compiled) side by side, one per core: each suite's output is printed
+## whole when it ends (--output-sync), and the slower one sets the time
+test:
+	@start=$$(date +%s); \
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-pure test-compiled; \
+	rc=$$?; echo "make test: exit $$rc after $$(( $$(date +%s) - start )) s"; exit $$rc
 
 test-pure: $(STAMP) helm clients dist
 	HELM3_BIN=$(HELM3) HELM4_BIN=$(HELM4) PROXY_POSTRENDER_DIST=$(CURDIR)/$(DIST) \
