@@ -140,7 +140,14 @@ def _check_output(text: str, expect: Expect, tmp_path: Path, dialect: str) -> No
         _check_node(node, Path(job["root"]), read, expect)
 
 
-GOLDENS = ["capi-v1beta2", "capi-credentials", "capi-secret", "capi-envfile"]
+GOLDENS = [
+    "capi-v1beta2",
+    "capi-v1beta1",
+    "rollout-machinepool",
+    "capi-credentials",
+    "capi-secret",
+    "capi-envfile",
+]
 
 
 @pytest.mark.parametrize("golden", GOLDENS)
