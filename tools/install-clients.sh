@@ -5,6 +5,24 @@
 # modules), and unshare + ip for the private network namespace the curl and
 # wget probes run in.
 set -euo pipefail
+# tests/test_node_programs.py reads the node bootstrap output with the real programs:
+# cloud-init (its Jinja pass, schema check, write_files and runcmd modules), systemd
+# (systemd-analyze verify; systemd --test as nobody, through setpriv) and dash (/bin/sh).
+node_missing=()
+command -v cloud-init >/dev/null || node_missing+=(cloud-init)
+{ command -v systemd-analyze >/dev/null && [ -x /lib/systemd/systemd ]; } || node_missing+=(systemd)
+command -v setpriv >/dev/null || node_missing+=(util-linux)
+command -v dash >/dev/null || node_missing+=(dash)
+if [ ${#node_missing[@]} -gt 0 ]; then
+    echo "installing ${node_missing[*]} from Debian's packages" >&2
+    node_sudo=""
+    if [ "$(id -u)" -ne 0 ]; then
+        node_sudo="sudo"
+    fi
+    DEBIAN_FRONTEND=noninteractive $node_sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $node_sudo apt-get install -y -qq --no-install-recommends \
+        "${node_missing[@]}" >/dev/null
+fi
 missing=()
 command -v curl >/dev/null || missing+=(curl)
 command -v wget >/dev/null || missing+=(wget)
