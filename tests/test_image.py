@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import filecmp
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -184,6 +185,28 @@ def test_kpt_fn_eval_image_equals_the_executable(image: str, tmp_path: Path) -> 
         _kpt(["fn", "eval", name, *function, "--", "httpsProxy=http://p.example:8080"], tmp_path)
     _same_trees(by_image, by_exec)
     assert "http://p.example:8080" in (by_image / "cronjob.yaml").read_text()
+
+
+def test_the_image_commands_of_docs_kpt_run_as_written(image: str, tmp_path: Path) -> None:
+    text = (ROOT / "docs" / "kpt.md").read_text()
+    text = text[text.index("## The image\n") :]
+    block = re.findall(r"^```sh\n(.*?)^```", text, flags=re.S | re.M)[0]
+    assert image in block
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PROXY_POSTRENDER")}
+    env["PATH"] = f"{Path(tool('KPT_BIN', 'kpt')).parent}:{env.get('PATH', '')}"
+    proc = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stderr.count(f'[PASS] "{image}"') == 2, proc.stderr
+    assert "name: HTTPS_PROXY" in (tmp_path / "pkg" / "deployment.yaml").read_text()
 
 
 def _pipeline(package: Path, function: str) -> None:
