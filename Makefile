@@ -115,8 +115,8 @@ IMAGE := localhost/proxy-postrender:$(VERSION)
 
 image: $(STAMP) dist helm
 	@bash tools/install-image-tools.sh
-	@bash tools/build-image.sh $(IMAGE) $(CURDIR)/$(DIST)/proxy_postrender-$(VERSION)-py3-none-any.whl \
-	  $(HELM3) $(CURDIR)/$(BIN)/python
+	@bash tools/build-image.sh $(IMAGE) $(abspath $(DIST))/proxy_postrender-$(VERSION)-py3-none-any.whl \
+	  $(HELM3) $(abspath $(BIN))/python
 
 test-pure: image
 test-pure: export PROXY_POSTRENDER_IMAGE := $(IMAGE)
