@@ -110,12 +110,12 @@ dist: $(DIST_STAMP) helm $(if $(filter 1,$(COMPILE)),$(CWHEEL_STAMP))
 ## podman, runc and mmdebstrap and sets this host's workarounds. make test builds it once,
 ## before the tests, and names it in PROXY_POSTRENDER_IMAGE (tests/test_image.py).
 .PHONY: image
-VERSION := $(shell sed -n 's/^version = "\(.*\)"$$/\1/p' pyproject.toml)
-IMAGE := localhost/proxy-postrender:$(VERSION)
+IMAGE_VERSION := $(shell sed -n 's/^version = "\(.*\)"$$/\1/p' pyproject.toml)
+IMAGE := localhost/proxy-postrender:$(IMAGE_VERSION)
 
 image: $(STAMP) dist helm
 	@bash tools/install-image-tools.sh
-	@bash tools/build-image.sh $(IMAGE) $(abspath $(DIST))/proxy_postrender-$(VERSION)-py3-none-any.whl \
+	@bash tools/build-image.sh $(IMAGE) $(abspath $(DIST))/proxy_postrender-$(IMAGE_VERSION)-py3-none-any.whl \
 	  $(HELM3) $(abspath $(BIN))/python
 
 test-pure: image
