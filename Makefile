@@ -108,6 +108,23 @@ dist: $(DIST_STAMP) helm $(if $(filter 1,$(COMPILE)),$(CWHEEL_STAMP))
 	  --wheel-dir $(DIST) $(CWHEELS)/*.whl)
 	@ls -l $(DIST)
 
+## image: the OCI image (the KRM function; the Argo CD plugin's sidecar) from Debian's
+## packages and dist/'s pure wheel, built without a container registry
+## (tools/build-image.sh); prints its reference. tools/install-image-tools.sh installs
+## podman, runc and mmdebstrap and sets this host's workarounds. make test builds it once,
+## before the tests, and names it in PROXY_POSTRENDER_IMAGE (tests/test_image.py).
+.PHONY: image
+IMAGE_VERSION := $(shell sed -n 's/^version = "\(.*\)"$$/\1/p' pyproject.toml)
+IMAGE := localhost/proxy-postrender:$(IMAGE_VERSION)
+
+image: $(STAMP) dist helm
+	@bash tools/install-image-tools.sh
+	@bash tools/build-image.sh $(IMAGE) $(abspath $(DIST))/proxy_postrender-$(IMAGE_VERSION)-py3-none-any.whl \
+	  $(HELM3) $(abspath $(BIN))/python
+
+test-pure: image
+test-pure: export PROXY_POSTRENDER_IMAGE := $(IMAGE)
+
 lint: $(STAMP)
 	$(BIN)/ruff check proxy_postrender tests bench hatch_build.py
 	$(BIN)/ruff format --check proxy_postrender tests bench hatch_build.py
