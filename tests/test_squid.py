@@ -1,0 +1,277 @@
+"""A real proxy: squid, and the real clients run with the environment the tool generated.
+
+A Deployment is rendered with proxy-postrender (JAVA_TOOL_OPTIONS on) three ways: no
+credentials (squid's open port), the user and a password with ``@``, ``#``, ``%`` and
+``'`` from ``spec.credentials.fromEnv`` written inline in the env values (squid's
+Basic-auth port), and the same held in the Secret the tool generates (the
+``secretKeyRef`` entries resolved from that Secret of the same output). curl, wget,
+Go's net/http, Python requests and urllib, Node.js undici and proxy-from-env, and
+Java's HttpURLConnection and HttpClient then fetch destinations in and out of that
+NO_PROXY inside tests/squidlab.py's namespaces; squid's access.log and the destination
+servers say which requests went through the proxy (with which user) and which went
+direct, and each is compared with ``noproxy check``'s prediction for that client.
+The observed table is the one in docs/noproxy.md ("A real proxy"): this test fails
+when they differ (``UPDATE_SQUID_TABLE=1`` rewrites it). A missing program fails the
+test, never skips it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests import squidlab
+from tests.helpers import ROOT, go_binary, run_cli
+from tests.test_client_programs import curl_column
+
+HERE = Path(__file__).resolve().parent
+NODE_MODULES = Path(os.environ.get("NODE_CLIENTS_DIR", ROOT / ".cache" / "node-clients"))
+DOCS = ROOT / "docs" / "noproxy.md"
+
+NO_PROXY = [".corp.example", "plain.example", "db.internal:8080", "10.40.0.0/16"]
+# (destination, why it is there)
+DESTINATIONS = [
+    ("http://app.corp.example/", "`.corp.example`"),
+    ("http://corp.example/", "`.corp.example` (the tool adds `corp.example`)"),
+    ("http://xcorp.example/", "look-alike of `corp.example`"),
+    ("http://plain.example/", "`plain.example`"),
+    ("http://sub.plain.example/", "subdomain of `plain.example`"),
+    ("http://db.internal:8080/", "`db.internal:8080`"),
+    ("http://db.internal:9090/", "`db.internal:8080`, other port"),
+    ("http://10.40.0.7/", "`10.40.0.0/16`"),
+    ("http://in-cidr.example/", "a name whose address (10.40.0.8) is in `10.40.0.0/16`"),
+    ("http://10.50.0.7/", "outside every entry"),
+    ("http://www.example.org/", "outside every entry"),
+]
+CLIENTS = [
+    "curl",
+    "wget",
+    "go",
+    "requests",
+    "urllib",
+    "undici",
+    "proxy-from-env",
+    "java",
+    "java-httpclient",
+]
+PROFILE = """\
+apiVersion: proxy-postrender.io/v1alpha1
+kind: ProxyProfile
+metadata:
+  name: squidlab
+spec:
+  httpProxy: http://proxy.lab:{port}
+  httpsProxy: http://proxy.lab:{port}
+  noProxy: "{no_proxy}"
+  workloads:
+    javaToolOptions: true
+{credentials}"""
+FROM_ENV = """\
+  credentials:
+    fromEnv: {user: PROXY_USER, password: PROXY_PASSWORD}
+"""
+SECRET = FROM_ENV + "    secretRef: squidlab-proxy\n    createSecret: true\n"
+DEPLOYMENT = b"""\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: lab
+spec:
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: app
+        image: busybox
+"""
+# (scenario, squid port, profile credentials block, user squid should log)
+SCENARIOS = [
+    ("open port, inline values", squidlab.OPEN_PORT, "", "-"),
+    ("auth port, inline values", squidlab.AUTH_PORT, FROM_ENV, squidlab.USER),
+    ("auth port, Secret", squidlab.AUTH_PORT, SECRET, squidlab.USER),
+]
+TABLE_START = "<!-- squid table: tests/test_squid.py writes it from what it observed -->"
+TABLE_END = "<!-- end of squid table -->"
+
+
+def _require(program: str) -> str:
+    path = shutil.which(program)
+    if path is None:
+        pytest.fail(f"{program} is not installed (make test installs it: tools/install-clients.sh)")
+    return path
+
+
+def container_env(profile: str, tmp_path: Path) -> dict[str, str]:
+    """The env of the rendered Deployment's container, ``secretKeyRef`` entries
+    resolved from the Secret of the same output."""
+    from ruamel.yaml import YAML
+
+    path = tmp_path / "profile.yaml"
+    path.write_text(profile)
+    secrets = {"PROXY_USER": squidlab.USER, "PROXY_PASSWORD": squidlab.PASSWORD}
+    proc = run_cli([str(path)], DEPLOYMENT, env=secrets)
+    assert proc.returncode == 0, proc.stderr
+    docs = list(YAML(typ="safe").load_all(proc.stdout))
+    data = {
+        (d["metadata"]["name"], key): value
+        for d in docs
+        if d["kind"] == "Secret"
+        for key, value in d["stringData"].items()
+    }
+    (deployment,) = (d for d in docs if d["kind"] == "Deployment")
+    env = {}
+    for entry in deployment["spec"]["template"]["spec"]["containers"][0]["env"]:
+        if "value" in entry:
+            env[entry["name"]] = entry["value"]
+        else:
+            ref = entry["valueFrom"]["secretKeyRef"]
+            env[entry["name"]] = data[(ref["name"], ref["key"])]
+    return env
+
+
+def predictions(no_proxy: str) -> dict[tuple[str, str], str]:
+    """``noproxy check --value``'s table: {(url, column): "direct" or "proxy"}."""
+    urls = [url for url, _ in DESTINATIONS]
+    proc = run_cli(["noproxy", "check", "--value", no_proxy, *urls])
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.decode().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("destination "))
+    header = lines[start].split()
+    result = {}
+    for url, line in zip(urls, lines[start + 1 : start + 1 + len(urls)], strict=True):
+        cells = line.split()
+        host = url.split("://")[1].rstrip("/")
+        assert cells[0] == (host if ":" in host else host + ":80"), (url, line)
+        for column, cell in zip(header[1:], cells[1:], strict=False):
+            result[(url, column)] = cell.lower()
+    return result
+
+
+def _programs() -> dict[str, str]:
+    for program in ("openssl", "curl", "wget", "node", "java", "unshare", "ip", "mount"):
+        _require(program)
+    for path in (squidlab.SQUID, squidlab.NCSA_AUTH):
+        if not Path(path).is_file():
+            pytest.fail(f"{path} is missing: squid is not installed (tools/install-clients.sh)")
+    for client in ("undici", "proxy-from-env"):
+        if not (NODE_MODULES / "node_modules" / client / "package.json").is_file():
+            pytest.fail(f"{client} is not in {NODE_MODULES} (make test installs it)")
+    return {
+        "go": str(go_binary(HERE / "gofetch" / "main.go", "gofetch")),
+        "node_fetch": str(HERE / "nodeclient" / "fetch.mjs"),
+        "node_modules": str(NODE_MODULES),
+        "java_fetch": str(HERE / "javaclient" / "Fetch.java"),
+    }
+
+
+def _column(client: str) -> str:
+    return {"curl": curl_column(), "java-httpclient": "java"}.get(client, client)
+
+
+def _check_request(row: Mapping[str, str], predicted: str, user: str) -> str | None:
+    """What is wrong with one observed request, or None."""
+    where = f"{row['scenario']}: {row['client']} {row['url']}"
+    if row["route"] != predicted:
+        return f"{where}: went {row['route']}, noproxy check says {predicted}"
+    if row["route"] == "direct":
+        return None
+    port = str(squidlab.OPEN_PORT if user == "-" else squidlab.AUTH_PORT)
+    # the JVM gets no proxy password: no system property carries one
+    java_auth = row["client"].startswith("java") and user != "-"
+    expected = ("-", "407") if java_auth else (user, "200")
+    if (row["port"], row["user"], row["status"]) != (port, *expected):
+        return f"{where}: squid logged port {row['port']} user {row['user']} {row['status']}"
+    return None
+
+
+def markdown_table(rows: list[dict[str, str]]) -> str:
+    """Destination x client: where the requests went (the same in the three scenarios,
+    and what noproxy check predicts, or the test fails first); then, per client, what
+    squid logged for its proxied requests in each scenario."""
+    routes = {(r["url"], r["client"]): r["route"] for r in rows}
+    head = "| destination | matched by | " + " | ".join(CLIENTS) + " |"
+    lines = [head, "|" + "---|" * (len(CLIENTS) + 2)]
+    for url, why in DESTINATIONS:
+        cells = [routes[(url, c)] for c in CLIENTS]
+        lines.append(f"| `{url}` | {why} | " + " | ".join(cells) + " |")
+    names = [name for name, *_ in SCENARIOS]
+    lines += ["", "| client | request to squid | " + " | ".join(names) + " |"]
+    lines.append("|" + "---|" * (len(names) + 2))
+    for client in CLIENTS:
+        proxied = [r for r in rows if r["client"] == client and r["route"] == "proxy"]
+        methods = " / ".join(sorted({r["method"] for r in proxied}))
+        cells = []
+        for name in names:
+            seen = {(r["status"], r["user"]) for r in proxied if r["scenario"] == name}
+            cells.append(
+                " / ".join(f"{st}, {'no user' if u == '-' else f'`{u}`'}" for st, u in sorted(seen))
+            )
+        lines.append(f"| {client} | {methods} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _docs_block(text: str) -> tuple[int, int]:
+    return text.index(TABLE_START) + len(TABLE_START), text.index(TABLE_END)
+
+
+def _docs_table(table: str) -> None:
+    text = DOCS.read_text()
+    start, end = _docs_block(text)
+    block = f"\n{table}\n"
+    if text[start:end] != block and os.environ.get("UPDATE_SQUID_TABLE") == "1":
+        DOCS.write_text(text[:start] + block + text[end:])
+        text = DOCS.read_text()
+        start, end = _docs_block(text)
+    assert text[start:end] == block, f"docs/noproxy.md's squid table is not:\n{table}"
+
+
+def test_real_clients_through_squid_go_where_noproxy_check_says(tmp_path: Path) -> None:
+    started = time.monotonic()
+    programs = _programs()
+    no_proxy = ",".join(NO_PROXY)
+    urls = [url for url, _ in DESTINATIONS]
+    envs = []
+    for _, port, credentials, _ in SCENARIOS:
+        profile = PROFILE.format(port=port, no_proxy=no_proxy, credentials=credentials)
+        envs.append(container_env(profile, tmp_path))
+    value = envs[0]["NO_PROXY"]
+    assert all(env["NO_PROXY"] == env["no_proxy"] == value for env in envs)
+    assert squidlab.PASSWORD not in envs[1]["HTTP_PROXY"]  # percent-encoded, as it must be
+    scenarios = [
+        {"name": name, "env": env, "urls": urls, "clients": CLIENTS}
+        for (name, *_), env in zip(SCENARIOS, envs, strict=True)
+    ]
+    predicted = predictions(value)
+    rows: list[dict[str, Any]] = squidlab.observe(scenarios, programs)["requests"]
+    users = {name: user for name, _, _, user in SCENARIOS}
+    wrong = []
+    for row in rows:
+        expected = predicted[(row["url"], _column(row["client"]))]
+        problem = _check_request(row, expected, users[row["scenario"]])
+        if problem:
+            wrong.append(problem)
+    assert not wrong, "\n".join(wrong)
+    # the comparison tells the clients apart: curl's requests disagree with wget's column
+    swapped = {
+        r["url"]
+        for r in rows
+        if r["client"] == "curl"
+        and _check_request(r, predicted[(r["url"], "wget")], users[r["scenario"]])
+    }
+    assert swapped == {"http://10.40.0.7/"}
+    assert len(rows) == len(SCENARIOS) * len(CLIENTS) * len(DESTINATIONS)
+    # the proxy really was in the way, and really asked for the password
+    assert {r["route"] for r in rows} == {"proxy", "direct"}
+    assert any(r["status"] == "407" for r in rows if r["route"] == "proxy")
+    _docs_table(markdown_table(rows))
+    print(f"squid lab: {len(rows)} requests in {time.monotonic() - started:.1f} s")
