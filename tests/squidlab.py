@@ -217,7 +217,11 @@ def _java_command(batch: list[tuple[str, str]], programs: Mapping[str, str]) -> 
     return ["java", "-Xshare:auto", "-XX:TieredStopAtLevel=1", programs["java_fetch"], *args]
 
 
-def _run_scenario(index: int, scenario: Mapping[str, Any], programs: Mapping[str, str]) -> None:
+def _run_scenario(
+    index: int, scenario: Mapping[str, Any], programs: Mapping[str, str], seconds: dict[str, float]
+) -> None:
+    """Each client fetches the scenario's URLs with its environment; ``seconds`` adds
+    up the time each client took."""
     base = {
         k: v
         for k, v in os.environ.items()
@@ -230,12 +234,16 @@ def _run_scenario(index: int, scenario: Mapping[str, Any], programs: Mapping[str
         if client.startswith("java"):
             java += [(client, url) for url in urls]
             continue
+        started = time.monotonic()
         for command in _commands(client, urls, programs):
             subprocess.run(command, env=env, capture_output=True, timeout=120, check=False)
+        seconds[client] = seconds.get(client, 0) + time.monotonic() - started
     if java:
+        started = time.monotonic()
         proc = subprocess.run(
             _java_command(java, programs), env=env, capture_output=True, timeout=120, check=False
         )
+        seconds["java"] = seconds.get("java", 0) + time.monotonic() - started
         if proc.returncode != 0:
             raise SystemExit(f"java failed: {proc.stderr.decode(errors='replace')}")
 
@@ -301,6 +309,8 @@ def _results(request: Mapping[str, Any], seen: _Seen, log_file: Path) -> list[di
 def _lab() -> None:
     request = json.load(sys.stdin)
     tmp = Path(tempfile.mkdtemp(prefix="squidlab-"))
+    seconds: dict[str, float] = {}
+    started = time.monotonic()
     try:
         _network(tmp / "hosts")
         seen = _Seen()
@@ -308,13 +318,17 @@ def _lab() -> None:
         squid = _start_squid(tmp)
         try:
             for index, scenario in enumerate(request["scenarios"]):
-                _run_scenario(index, scenario, request["programs"])
+                _run_scenario(index, scenario, request["programs"], seconds)
         finally:
             squid.terminate()
             squid.wait(timeout=30)
         for server in servers:
             server.shutdown()
-        json.dump({"requests": _results(request, seen, tmp / "access.log")}, sys.stdout)
+        seconds["squid start and stop, servers"] = (
+            time.monotonic() - started - sum(seconds.values())
+        )
+        results = _results(request, seen, tmp / "access.log")
+        json.dump({"requests": results, "seconds": seconds}, sys.stdout)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
