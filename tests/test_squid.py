@@ -252,7 +252,8 @@ def test_real_clients_through_squid_go_where_noproxy_check_says(tmp_path: Path) 
         for (name, *_), env in zip(SCENARIOS, envs, strict=True)
     ]
     predicted = predictions(value)
-    rows: list[dict[str, Any]] = squidlab.observe(scenarios, programs)["requests"]
+    observed = squidlab.observe(scenarios, programs)
+    rows: list[dict[str, Any]] = observed["requests"]
     users = {name: user for name, _, _, user in SCENARIOS}
     wrong = []
     for row in rows:
@@ -274,4 +275,47 @@ def test_real_clients_through_squid_go_where_noproxy_check_says(tmp_path: Path) 
     assert {r["route"] for r in rows} == {"proxy", "direct"}
     assert any(r["status"] == "407" for r in rows if r["route"] == "proxy")
     _docs_table(markdown_table(rows))
-    print(f"squid lab: {len(rows)} requests in {time.monotonic() - started:.1f} s")
+    spent = ", ".join(f"{k} {v:.1f}" for k, v in observed["seconds"].items())
+    print(f"squid lab: {len(rows)} requests in {time.monotonic() - started:.1f} s ({spent})")
+
+
+def _render_warnings(profile: str, tmp_path: Path, *flags: str) -> list[str]:
+    path = tmp_path / "profile.yaml"
+    path.write_text(profile)
+    secrets = {"PROXY_USER": squidlab.USER, "PROXY_PASSWORD": squidlab.PASSWORD}
+    proc = run_cli([str(path), *flags], DEPLOYMENT, env=secrets)
+    assert proc.returncode == 0, proc.stderr
+    return [line for line in proc.stderr.decode().splitlines() if "warning" in line]
+
+
+def test_the_port_entry_warning_names_every_client_that_ignores_it(tmp_path: Path) -> None:
+    """Seen through squid (the table above): curl, wget and both Java APIs send
+    db.internal:8080 through the proxy despite NO_PROXY's db.internal:8080 (the tool
+    writes no nonProxyHosts pattern for it); the warning named curl and wget only."""
+    from proxy_postrender.noproxy import clients
+
+    dest = clients.parse_destination("http://db.internal:8080/")
+    decided = clients.decide_all("db.internal:8080", dest)
+    assert {c for c, direct in decided.items() if not direct} == {
+        "curl",
+        "curl-8.9",
+        "wget",
+        "java",
+    }
+    profile = PROFILE.format(port=squidlab.OPEN_PORT, no_proxy=",".join(NO_PROXY), credentials="")
+    (line,) = [w for w in _render_warnings(profile, tmp_path, "--report") if "db.internal" in w]
+    assert "curl, wget and Java (JAVA_TOOL_OPTIONS) ignore entries with a port" in line, line
+
+
+def test_jvms_are_told_that_they_get_no_proxy_password(tmp_path: Path) -> None:
+    """Seen through squid: with javaToolOptions and a proxy user and password (inline
+    or in the Secret), the JVM's requests get 407, as no system property carries a
+    proxy password. The run says so on stderr (as for an httpProxy alone); without
+    credentials or without javaToolOptions it does not."""
+    said = "JAVA_TOOL_OPTIONS carries no proxy user or password"
+    for _, port, credentials, user in SCENARIOS:
+        profile = PROFILE.format(port=port, no_proxy="corp.example", credentials=credentials)
+        found = [w for w in _render_warnings(profile, tmp_path) if said in w]
+        assert len(found) == (0 if user == "-" else 1), (credentials, found)
+        without = profile.replace("javaToolOptions: true", "javaToolOptions: false")
+        assert not [w for w in _render_warnings(without, tmp_path) if said in w]
