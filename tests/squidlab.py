@@ -40,6 +40,8 @@ PASSWORD = "p@ss#w%rd'x"  # what the tool's fromEnv percent-encodes
 PROXY_HOST = "proxy.lab"
 OPEN_PORT = 3128
 AUTH_PORT = 3129
+# open, but CONNECT only to port 443, as Debian's default squid.conf has it
+STRICT_PORT = 3130
 # the names the lab's /etc/hosts gives (every 10.x address is local in the lab)
 HOSTS = {
     PROXY_HOST: "127.0.0.1",
@@ -63,8 +65,10 @@ SQUID_SOURCE = "127.0.0.2"
 
 def observe(scenarios: Sequence[Mapping[str, Any]], programs: Mapping[str, str]) -> dict[str, Any]:
     """Run the lab. Each scenario: {"name", "env": the variables a container gets,
-    "urls": destinations}; programs: where the built clients are (go, node, java).
-    Returns {"requests": [{scenario, client, url, route, port, user, status}], "squid": ...}."""
+    "urls": destinations, "clients"}; programs: where the built clients are (go,
+    node_fetch, node_modules, java_fetch). Returns {"requests": [{scenario, client, url,
+    route, and for "proxy": port, user, status, code, method}], "connects": squid's
+    CONNECT lines, "seconds": per client}."""
     if os.geteuid() != 0:
         raise RuntimeError("the squid lab runs as root (squid drops privileges to 'proxy')")
     payload = json.dumps({"scenarios": list(scenarios), "programs": dict(programs)})
@@ -124,6 +128,7 @@ def _squid_conf(tmp: Path) -> str:
     return f"""\
 http_port 127.0.0.1:{OPEN_PORT} name=open
 http_port 127.0.0.1:{AUTH_PORT} name=auth
+http_port 127.0.0.1:{STRICT_PORT} name=strict
 visible_hostname squidlab
 auth_param basic program {NCSA_AUTH} {tmp}/passwd
 auth_param basic realm squidlab
@@ -131,6 +136,11 @@ auth_param basic children 2
 acl open_port myportname open
 acl auth_port myportname auth
 acl authed proxy_auth REQUIRED
+acl strict_port myportname strict
+acl SSL_ports port 443
+acl CONNECT method CONNECT
+http_access deny strict_port CONNECT !SSL_ports
+http_access allow strict_port
 http_access allow open_port
 http_access allow auth_port authed
 http_access deny all
@@ -162,7 +172,7 @@ def _start_squid(tmp: Path) -> subprocess.Popen[bytes]:
         shutil.chown(path, "proxy", "proxy")
     squid = subprocess.Popen([SQUID, "-N", "-f", str(tmp / "squid.conf")])
     deadline = time.monotonic() + 20
-    for port in (OPEN_PORT, AUTH_PORT):
+    for port in (OPEN_PORT, AUTH_PORT, STRICT_PORT):
         while True:
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=1).close()
@@ -252,19 +262,24 @@ def _tagged(url: str, scenario: int, client: str, n: int) -> str:
     return f"{url.rstrip('/')}/s{scenario}/{client}/{n}"
 
 
-def _squid_log(path: Path) -> tuple[dict[str, dict[str, str]], dict[int, dict[str, str]]]:
+def _squid_log(
+    path: Path,
+) -> tuple[dict[str, dict[str, str]], dict[int, dict[str, str]], list[dict[str, str]]]:
     """access.log: forwarded requests by the path of their URL, CONNECT tunnels by the
-    port squid connected from (what the destination server saw as its peer's)."""
-    by_path, tunnels = {}, {}
+    port squid connected from (what the destination server saw as its peer's), and
+    every CONNECT line (refused ones have no such port)."""
+    by_path, tunnels, connects = {}, {}, []
     for line in path.read_text().splitlines():
         port, out_port, user, status, code, method, url = line.split(" ", 6)
         entry = {"port": port, "user": user, "status": status, "code": code, "method": method}
+        if method == "CONNECT":
+            connects.append(dict(entry, url=url))
         if method == "CONNECT" and out_port.isdigit():
             tunnels[int(out_port)] = entry
         elif "://" in url:
             by_path["/" + url.split("://", 1)[1].split("/", 1)[1]] = entry
         # else a connection without a request (the start-up probe)
-    return by_path, tunnels
+    return by_path, tunnels, connects
 
 
 def _observed(
@@ -293,8 +308,12 @@ def _observed(
     return {"route": "proxy", **entry}
 
 
-def _results(request: Mapping[str, Any], seen: _Seen, log_file: Path) -> list[dict[str, str]]:
-    by_path, tunnels = _squid_log(log_file)
+def _results(
+    request: Mapping[str, Any],
+    seen: _Seen,
+    by_path: Mapping[str, Mapping[str, str]],
+    tunnels: Mapping[int, Mapping[str, str]],
+) -> list[dict[str, str]]:
     results = []
     for index, scenario in enumerate(request["scenarios"]):
         for client in scenario["clients"]:
@@ -327,8 +346,9 @@ def _lab() -> None:
         seconds["squid start and stop, servers"] = (
             time.monotonic() - started - sum(seconds.values())
         )
-        results = _results(request, seen, tmp / "access.log")
-        json.dump({"requests": results, "seconds": seconds}, sys.stdout)
+        by_path, tunnels, connects = _squid_log(tmp / "access.log")
+        results = _results(request, seen, by_path, tunnels)
+        json.dump({"requests": results, "connects": connects, "seconds": seconds}, sys.stdout)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -100,6 +100,9 @@ SCENARIOS = [
     ("auth port, inline values", squidlab.AUTH_PORT, FROM_ENV, squidlab.USER),
     ("auth port, Secret", squidlab.AUTH_PORT, SECRET, squidlab.USER),
 ]
+# Debian's default squid.conf allows CONNECT to port 443 only: the port that does so
+STRICT = "open port, CONNECT to 443 only"
+STRICT_URL = "http://www.example.org/"
 TABLE_START = "<!-- squid table: tests/test_squid.py writes it from what it observed -->"
 TABLE_END = "<!-- end of squid table -->"
 
@@ -194,13 +197,13 @@ def _check_request(row: Mapping[str, str], predicted: str, user: str) -> str | N
     return None
 
 
-def markdown_table(rows: list[dict[str, str]]) -> str:
+def markdown_table(rows: list[dict[str, str]], no_proxy: str) -> str:
     """Destination x client: where the requests went (the same in the three scenarios,
     and what noproxy check predicts, or the test fails first); then, per client, what
     squid logged for its proxied requests in each scenario."""
     routes = {(r["url"], r["client"]): r["route"] for r in rows}
     head = "| destination | matched by | " + " | ".join(CLIENTS) + " |"
-    lines = [head, "|" + "---|" * (len(CLIENTS) + 2)]
+    lines = [f"NO_PROXY as rendered: `{no_proxy}`", "", head, "|" + "---|" * (len(CLIENTS) + 2)]
     for url, why in DESTINATIONS:
         cells = [routes[(url, c)] for c in CLIENTS]
         lines.append(f"| `{url}` | {why} | " + " | ".join(cells) + " |")
@@ -218,6 +221,17 @@ def markdown_table(rows: list[dict[str, str]]) -> str:
             )
         lines.append(f"| {client} | {methods} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def _undici_tunnels_plain_http(observed: Mapping[str, Any]) -> None:
+    """undici asks for a CONNECT tunnel to port 80 for an http:// URL, which a squid
+    that allows CONNECT to 443 only refuses (403); curl's request passes."""
+    strict = {r["client"]: r for r in observed["requests"] if r["scenario"] == STRICT}
+    assert strict["curl"]["route"] == "proxy" and strict["curl"]["status"] == "200", strict
+    assert strict["undici"]["route"] == "failed", strict
+    port = str(squidlab.STRICT_PORT)
+    refused = [c for c in observed["connects"] if c["port"] == port]
+    assert [(c["url"], c["status"]) for c in refused] == [("www.example.org:80", "403")]
 
 
 def _docs_block(text: str) -> tuple[int, int]:
@@ -251,9 +265,15 @@ def test_real_clients_through_squid_go_where_noproxy_check_says(tmp_path: Path) 
         {"name": name, "env": env, "urls": urls, "clients": CLIENTS}
         for (name, *_), env in zip(SCENARIOS, envs, strict=True)
     ]
+    strict = PROFILE.format(port=squidlab.STRICT_PORT, no_proxy=no_proxy, credentials="")
+    strict_env = container_env(strict, tmp_path)
+    scenarios.append(
+        {"name": STRICT, "env": strict_env, "urls": [STRICT_URL], "clients": ["curl", "undici"]}
+    )
     predicted = predictions(value)
     observed = squidlab.observe(scenarios, programs)
-    rows: list[dict[str, Any]] = observed["requests"]
+    rows: list[dict[str, Any]] = [r for r in observed["requests"] if r["scenario"] != STRICT]
+    _undici_tunnels_plain_http(observed)
     users = {name: user for name, _, _, user in SCENARIOS}
     wrong = []
     for row in rows:
@@ -274,7 +294,7 @@ def test_real_clients_through_squid_go_where_noproxy_check_says(tmp_path: Path) 
     # the proxy really was in the way, and really asked for the password
     assert {r["route"] for r in rows} == {"proxy", "direct"}
     assert any(r["status"] == "407" for r in rows if r["route"] == "proxy")
-    _docs_table(markdown_table(rows))
+    _docs_table(markdown_table(rows, value))
     spent = ", ".join(f"{k} {v:.1f}" for k, v in observed["seconds"].items())
     print(f"squid lab: {len(rows)} requests in {time.monotonic() - started:.1f} s ({spent})")
 
