@@ -103,6 +103,8 @@ SCENARIOS = [
 # Debian's default squid.conf allows CONNECT to port 443 only: the port that does so
 STRICT = "open port, CONNECT to 443 only"
 STRICT_URL = "http://www.example.org/"
+# the auth port with a wrong password: squid refuses it, so its 200s prove the right one
+WRONG = "auth port, wrong password"
 TABLE_START = "<!-- squid table: tests/test_squid.py writes it from what it observed -->"
 TABLE_END = "<!-- end of squid table -->"
 
@@ -114,9 +116,9 @@ def _require(program: str) -> str:
     return path
 
 
-def container_env(profile: str, tmp_path: Path) -> dict[str, str]:
+def container_env(profile: str, tmp_path: Path) -> tuple[dict[str, str], set[str]]:
     """The env of the rendered Deployment's container, ``secretKeyRef`` entries
-    resolved from the Secret of the same output."""
+    resolved from the Secret of the same output; and the names that came from it."""
     from ruamel.yaml import YAML
 
     path = tmp_path / "profile.yaml"
@@ -132,14 +134,15 @@ def container_env(profile: str, tmp_path: Path) -> dict[str, str]:
         for key, value in d["stringData"].items()
     }
     (deployment,) = (d for d in docs if d["kind"] == "Deployment")
-    env = {}
+    env, from_secret = {}, set()
     for entry in deployment["spec"]["template"]["spec"]["containers"][0]["env"]:
         if "value" in entry:
             env[entry["name"]] = entry["value"]
         else:
             ref = entry["valueFrom"]["secretKeyRef"]
             env[entry["name"]] = data[(ref["name"], ref["key"])]
-    return env
+            from_secret.add(entry["name"])
+    return env, from_secret
 
 
 def predictions(no_proxy: str) -> dict[tuple[str, str], str]:
@@ -223,9 +226,12 @@ def markdown_table(rows: list[dict[str, str]], no_proxy: str) -> str:
     return "\n".join(lines)
 
 
-def _undici_tunnels_plain_http(observed: Mapping[str, Any]) -> None:
-    """undici asks for a CONNECT tunnel to port 80 for an http:// URL, which a squid
-    that allows CONNECT to 443 only refuses (403); curl's request passes."""
+def _controls(observed: Mapping[str, Any]) -> None:
+    """squid refuses a wrong password (407, the user logged); and undici asks for a
+    CONNECT tunnel to port 80 for an http:// URL, which a squid that allows CONNECT to
+    443 only refuses (403), where curl's request passes."""
+    (wrong,) = [r for r in observed["requests"] if r["scenario"] == WRONG]
+    assert (wrong["route"], wrong["status"], wrong["user"]) == ("proxy", "407", "build"), wrong
     strict = {r["client"]: r for r in observed["requests"] if r["scenario"] == STRICT}
     assert strict["curl"]["route"] == "proxy" and strict["curl"]["status"] == "200", strict
     assert strict["undici"]["route"] == "failed", strict
@@ -249,48 +255,63 @@ def _docs_table(table: str) -> None:
     assert text[start:end] == block, f"docs/noproxy.md's squid table is not:\n{table}"
 
 
-def test_real_clients_through_squid_go_where_noproxy_check_says(tmp_path: Path) -> None:
-    started = time.monotonic()
-    programs = _programs()
+def _scenarios(tmp_path: Path) -> list[dict[str, Any]]:
+    """The lab's scenarios, each with the env a container of the rendered Deployment
+    gets; then the controls: STRICT's (curl and undici) and WRONG's (curl), one
+    destination each."""
     no_proxy = ",".join(NO_PROXY)
     urls = [url for url, _ in DESTINATIONS]
-    envs = []
-    for _, port, credentials, _ in SCENARIOS:
+    scenarios: list[dict[str, Any]] = []
+    proxy_names = {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"}
+    for name, port, credentials, user in SCENARIOS:
         profile = PROFILE.format(port=port, no_proxy=no_proxy, credentials=credentials)
-        envs.append(container_env(profile, tmp_path))
-    value = envs[0]["NO_PROXY"]
-    assert all(env["NO_PROXY"] == env["no_proxy"] == value for env in envs)
-    assert squidlab.PASSWORD not in envs[1]["HTTP_PROXY"]  # percent-encoded, as it must be
-    scenarios = [
-        {"name": name, "env": env, "urls": urls, "clients": CLIENTS}
-        for (name, *_), env in zip(SCENARIOS, envs, strict=True)
-    ]
+        env, from_secret = container_env(profile, tmp_path)
+        assert from_secret == (proxy_names if "secretRef" in credentials else set()), name
+        if user != "-":  # the password is in the URLs, percent-encoded as it must be
+            assert squidlab.PASSWORD not in env["HTTP_PROXY"] and "%40" in env["HTTP_PROXY"]
+        assert "-Dhttp.nonProxyHosts=" in env["JAVA_TOOL_OPTIONS"]
+        scenarios.append({"name": name, "env": env, "urls": urls, "clients": CLIENTS})
     strict = PROFILE.format(port=squidlab.STRICT_PORT, no_proxy=no_proxy, credentials="")
-    strict_env = container_env(strict, tmp_path)
+    env = container_env(strict, tmp_path)[0]
     scenarios.append(
-        {"name": STRICT, "env": strict_env, "urls": [STRICT_URL], "clients": ["curl", "undici"]}
+        {"name": STRICT, "env": env, "urls": [STRICT_URL], "clients": ["curl", "undici"]}
     )
-    predicted = predictions(value)
-    observed = squidlab.observe(scenarios, programs)
-    rows: list[dict[str, Any]] = [r for r in observed["requests"] if r["scenario"] != STRICT]
-    _undici_tunnels_plain_http(observed)
+    wrong = {k: v.replace("%40", "%41") for k, v in scenarios[1]["env"].items()}
+    scenarios.append({"name": WRONG, "env": wrong, "urls": [STRICT_URL], "clients": ["curl"]})
+    return scenarios
+
+
+def _mismatches(
+    rows: list[dict[str, Any]], predicted: Mapping[tuple[str, str], str], curl_as: str = "curl"
+) -> list[str]:
+    """Every request that did not go where the prediction says (``curl_as``: the
+    column curl's requests are compared with)."""
     users = {name: user for name, _, _, user in SCENARIOS}
     wrong = []
     for row in rows:
-        expected = predicted[(row["url"], _column(row["client"]))]
-        problem = _check_request(row, expected, users[row["scenario"]])
+        column = _column(row["client"]) if row["client"] != "curl" else curl_as
+        problem = _check_request(row, predicted[(row["url"], column)], users[row["scenario"]])
         if problem:
             wrong.append(problem)
+    return wrong
+
+
+def test_real_clients_through_squid_go_where_noproxy_check_says(tmp_path: Path) -> None:
+    started = time.monotonic()
+    programs = _programs()
+    scenarios = _scenarios(tmp_path)
+    value = scenarios[0]["env"]["NO_PROXY"]
+    assert all(s["env"]["NO_PROXY"] == s["env"]["no_proxy"] == value for s in scenarios)
+    predicted = predictions(value)
+    observed = squidlab.observe(scenarios, programs)
+    _controls(observed)
+    rows = [r for r in observed["requests"] if r["scenario"] not in (STRICT, WRONG)]
+    assert len(rows) == len(SCENARIOS) * len(CLIENTS) * len(DESTINATIONS)
+    wrong = _mismatches(rows, predicted, curl_column())
     assert not wrong, "\n".join(wrong)
     # the comparison tells the clients apart: curl's requests disagree with wget's column
-    swapped = {
-        r["url"]
-        for r in rows
-        if r["client"] == "curl"
-        and _check_request(r, predicted[(r["url"], "wget")], users[r["scenario"]])
-    }
-    assert swapped == {"http://10.40.0.7/"}
-    assert len(rows) == len(SCENARIOS) * len(CLIENTS) * len(DESTINATIONS)
+    swapped = _mismatches([r for r in rows if r["client"] == "curl"], predicted, "wget")
+    assert len(swapped) == len(SCENARIOS) and all("10.40.0.7" in w for w in swapped), swapped
     # the proxy really was in the way, and really asked for the password
     assert {r["route"] for r in rows} == {"proxy", "direct"}
     assert any(r["status"] == "407" for r in rows if r["route"] == "proxy")
