@@ -31,6 +31,13 @@ command -v unshare >/dev/null || missing+=(util-linux)
 command -v ip >/dev/null || missing+=(iproute2)
 command -v java >/dev/null || missing+=(default-jre-headless)  # tests/javaclient (JDK 11+)
 command -v gpg >/dev/null || missing+=(gpg gpgconf)  # tests/test_dist.py: signs the Helm plugin tarball
+# tests/test_squid.py: a real proxy (squid on loopback, Basic auth through its
+# basic_ncsa_auth helper and an `openssl passwd -apr1` file; the test runs its own
+# `squid -N`, never the squid.service the package enables), and mount for the
+# private /etc/hosts of its namespace
+[ -x /usr/sbin/squid ] || missing+=(squid)
+command -v openssl >/dev/null || missing+=(openssl)
+command -v mount >/dev/null || missing+=(mount)
 if [ ${#missing[@]} -eq 0 ]; then
     exit 0
 fi

@@ -70,8 +70,8 @@ def for_list(
     for item in entries:
         if item.entry.port is not None:
             warnings.append(
-                f"{item.entry.text}: curl and wget ignore entries with a port, Python honours "
-                "them only for URLs that name the port"
+                f"{item.entry.text}: curl, wget and Java (JAVA_TOOL_OPTIONS) ignore entries "
+                "with a port, Python honours them only for URLs that name the port"
             )
     warnings += _fully_qualified(entries, texts)
     for item in entries:

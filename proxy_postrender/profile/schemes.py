@@ -1,5 +1,6 @@
 """Warnings about the proxy URLs a profile (or the flags) ends up with: an httpProxy
-without an httpsProxy, and a proxy URL with the ``https`` scheme."""
+without an httpsProxy, a proxy URL with the ``https`` scheme, and a proxy password
+that JAVA_TOOL_OPTIONS cannot carry."""
 
 from __future__ import annotations
 
@@ -12,6 +13,13 @@ HTTP_ONLY = (
     "only httpProxy is set (spec.httpProxy or --http-proxy): the tool sets no HTTPS_PROXY, "
     "so requests to https:// URLs go direct, past the proxy; set httpsProxy too (usually "
     "the same URL)"
+)
+
+JAVA_NO_PASSWORD = (
+    "the proxy URLs hold a user and password, but JAVA_TOOL_OPTIONS carries no proxy user "
+    "or password (no JVM system property takes one; spec.workloads.javaToolOptions writes "
+    "the host and port): a JVM gets 407 from a proxy that asks for them unless the "
+    "application installs a java.net.Authenticator"
 )
 
 
@@ -39,5 +47,7 @@ def advice(profile: Profile) -> list[str]:
         tls = [key for key, url in urls if url and url[:8].lower() == "https://"]
         if tls:
             said.append(tls_proxy(tls))
+        if one.workloads.java and one.has_credentials:
+            said.append(JAVA_NO_PASSWORD)
         found += [s for s in said if s not in found]
     return found
