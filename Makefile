@@ -26,8 +26,9 @@ demo: $(STAMP)
 helm:
 	bash tools/install-helm.sh $(TOOLS)
 
-## clients: curl, wget and Go, whose NO_PROXY rules the tests check (Debian packages),
-## and undici + proxy-from-env for the machine's node (npm registry, cached)
+## clients: curl, wget, Go and Java, whose NO_PROXY rules the tests check, squid (a real
+## proxy), cloud-init and systemd (real node bootstrap readers) from Debian's packages, and
+## undici + proxy-from-env for the machine's node (npm registry, cached)
 clients:
 	bash tools/install-clients.sh
 	bash tools/install-node-clients.sh $(CURDIR)/.cache/node-clients
@@ -117,7 +118,7 @@ dist: $(DIST_STAMP) helm $(if $(filter 1,$(COMPILE)),$(CWHEEL_STAMP))
 IMAGE_VERSION := $(shell sed -n 's/^version = "\(.*\)"$$/\1/p' pyproject.toml)
 IMAGE := localhost/proxy-postrender:$(IMAGE_VERSION)
 
-image: $(STAMP) dist helm
+image: $(STAMP) dist helm clients  # clients first: one apt-get at a time under make -j2
 	@bash tools/install-image-tools.sh
 	@bash tools/build-image.sh $(IMAGE) $(abspath $(DIST))/proxy_postrender-$(IMAGE_VERSION)-py3-none-any.whl \
 	  $(HELM3) $(abspath $(BIN))/python

@@ -3,26 +3,8 @@
 # packages when missing: curl, wget, Go (its net/http: NO_PROXY decisions in
 # tests/goclient, proxy URL parsing in tests/gourl; both built offline, no
 # modules), and unshare + ip for the private network namespace the curl and
-# wget probes run in.
+# wget probes run in; squid, cloud-init and systemd (below). One apt-get run for all.
 set -euo pipefail
-# tests/test_node_programs.py reads the node bootstrap output with the real programs:
-# cloud-init (its Jinja pass, schema check, write_files and runcmd modules), systemd
-# (systemd-analyze verify; systemd --test as nobody, through setpriv) and dash (/bin/sh).
-node_missing=()
-command -v cloud-init >/dev/null || node_missing+=(cloud-init)
-{ command -v systemd-analyze >/dev/null && [ -x /lib/systemd/systemd ]; } || node_missing+=(systemd)
-command -v setpriv >/dev/null || node_missing+=(util-linux)
-command -v dash >/dev/null || node_missing+=(dash)
-if [ ${#node_missing[@]} -gt 0 ]; then
-    echo "installing ${node_missing[*]} from Debian's packages" >&2
-    node_sudo=""
-    if [ "$(id -u)" -ne 0 ]; then
-        node_sudo="sudo"
-    fi
-    DEBIAN_FRONTEND=noninteractive $node_sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $node_sudo apt-get install -y -qq --no-install-recommends \
-        "${node_missing[@]}" >/dev/null
-fi
 missing=()
 command -v curl >/dev/null || missing+=(curl)
 command -v wget >/dev/null || missing+=(wget)
@@ -38,6 +20,13 @@ command -v gpg >/dev/null || missing+=(gpg gpgconf)  # tests/test_dist.py: signs
 [ -x /usr/sbin/squid ] || missing+=(squid)
 command -v openssl >/dev/null || missing+=(openssl)
 command -v mount >/dev/null || missing+=(mount)
+# tests/test_node_programs.py reads the node bootstrap output with the real programs:
+# cloud-init (its Jinja pass, schema check, write_files and runcmd modules), systemd
+# (systemd-analyze verify; systemd --test as nobody, through setpriv) and dash (/bin/sh).
+command -v cloud-init >/dev/null || missing+=(cloud-init)
+{ command -v systemd-analyze >/dev/null && [ -x /lib/systemd/systemd ]; } || missing+=(systemd)
+command -v setpriv >/dev/null || missing+=(util-linux)
+command -v dash >/dev/null || missing+=(dash)
 if [ ${#missing[@]} -eq 0 ]; then
     exit 0
 fi
@@ -47,5 +36,5 @@ if [ "$(id -u)" -ne 0 ]; then
     sudo="sudo"
 fi
 export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+$sudo apt-get -o DPkg::Lock::Timeout=300 update -qq
+$sudo apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -27,8 +27,8 @@ command -v mmdebstrap >/dev/null || missing+=(mmdebstrap)
 if [ ${#missing[@]} -gt 0 ]; then
     echo "installing ${missing[*]} from Debian's packages" >&2
     export DEBIAN_FRONTEND=noninteractive
-    $sudo apt-get update -qq
-    $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    $sudo apt-get -o DPkg::Lock::Timeout=300 update -qq
+    $sudo apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
 DROPIN=/etc/containers/containers.conf.d/50-proxy-postrender-ulimits.conf
