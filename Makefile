@@ -41,9 +41,14 @@ test:
 	$(MAKE) --no-print-directory -j2 --output-sync=target test-pure test-compiled; \
 	rc=$$?; echo "make test: exit $$rc after $$(( $$(date +%s) - start )) s"; exit $$rc
 
+# PYTEST_WORKERS: pytest-xdist workers of the pure suite (it holds three quarters of the
+# tests; under make test it shares the machine with the compiled suite, and takes the
+# cores that suite leaves when it ends first)
+PYTEST_WORKERS ?= 2
+
 test-pure: $(STAMP) helm clients dist
 	HELM3_BIN=$(HELM3) HELM4_BIN=$(HELM4) PROXY_POSTRENDER_DIST=$(CURDIR)/$(DIST) \
-	  $(BIN)/python -m pytest
+	  $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist worksteal
 
 ## compiled: the mypyc build as a wheel in its own venv, $(CVENV) (docs/compiled.md); never
 ## in the source tree, never editable. Rebuilt when a source file changes.
