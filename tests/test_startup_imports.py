@@ -49,6 +49,7 @@ PLAIN_RUN = frozenset(
         "noproxy.size",
         "noproxy.syntax",
         "objects",
+        "patterns",
         "planners",
         "plans",
         "pods",
@@ -72,6 +73,7 @@ PLAIN_RUN = frozenset(
         "result",
         "rollout",
         "rollout.codes",
+        "sre_programs",
         "structs",
         "targets",
         "verify",
@@ -115,7 +117,10 @@ LAZY = frozenset(
         "cli.krm",  # only a stream whose last document sniffs as a ResourceList
     ]
 )
-HEAVY = frozenset({"ruamel", "click", "jsonpath_ng", "certifi", "json", "hashlib", "typing"})
+# (string: its Template compiles a pattern at import; noproxy/clients.py spells hexdigits)
+HEAVY = frozenset(
+    {"ruamel", "click", "jsonpath_ng", "certifi", "json", "hashlib", "typing", "string"}
+)
 
 
 def _imported(stdin: bytes) -> set[str]:
