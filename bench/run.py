@@ -1379,7 +1379,7 @@ def coverage_targets(covered: Mapping[str, Any]) -> list[Target]:
 
 def print_targets(rows: Sequence[Target]) -> None:
     print()
-    print("== targets (issues 7, 21 and 27)")
+    print("== targets (issues 7, 21, 27 and 33)")
     print(f"   {'target':60} {'measured':46} {'goal':>10}  result")
     for row in rows:
         verdict = "" if row.ok is None else ("PASS" if row.ok else "FAIL")
