@@ -164,6 +164,13 @@ bench-profile: $(STAMP) helm
 	$(BIN)/python -m compileall -q proxy_postrender
 	HELM3_BIN=$(HELM3) $(BIN)/python bench/profile.py all
 
+## bench-apps: issue 33 alone: start-up (CPU ms, callgrind instructions) and 100 one-Deployment
+## apps through `helm template | proxy-postrender` against `helm template`, both builds
+.PHONY: bench-apps
+bench-apps: $(STAMP) $(CSTAMP) helm
+	$(BIN)/python -m compileall -q proxy_postrender
+	HELM3_BIN=$(HELM3) PROXY_POSTRENDER_COMPILED=$(COMPILED_SCRIPT) $(BIN)/python bench/apps.py
+
 ## fuzz: the fuzz tests (bytes, structure) and the leak harness with many more examples (FUZZ_EXAMPLES, default
 ## 20000; LEAK_EXAMPLES, default 5000)
 fuzz: $(STAMP)

@@ -61,6 +61,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import apps
 import gen
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -1378,7 +1379,7 @@ def coverage_targets(covered: Mapping[str, Any]) -> list[Target]:
 
 def print_targets(rows: Sequence[Target]) -> None:
     print()
-    print("== targets (issues 7, 21 and 27)")
+    print("== targets (issues 7, 21, 27 and 33)")
     print(f"   {'target':60} {'measured':46} {'goal':>10}  result")
     for row in rows:
         verdict = "" if row.ok is None else ("PASS" if row.ok else "FAIL")
@@ -1521,6 +1522,25 @@ def report_groups(results: Mapping[str, Mapping[str, Series]]) -> list[Target]:
     return rows
 
 
+def run_issue33(tools: Tools, tmp: Path) -> tuple[apps.Figures, list[apps.Build]] | None:
+    """Issue 33's start-up and 100-app cases (bench/apps.py) for each build; None with
+    BENCH_APPS=0."""
+    if os.environ.get("BENCH_APPS", "").strip() == "0":
+        return None
+    builds = [apps.Build("pure", tools.script, tools.env)]
+    if tools.compiled is not None:
+        builds.append(apps.Build("compiled", tools.compiled, tools.compiled_env))
+    (tmp / "apps").mkdir()
+    print("issue 33: start-up and many apps...", flush=True)
+    return apps.run(tools.helm3, builds, tools.helm3_env, tmp / "apps"), builds
+
+
+def report_issue33(measured: tuple[apps.Figures, list[apps.Build]] | None) -> list[Target]:
+    if measured is None:
+        return [Target("33 start-up and many apps", "not measured (BENCH_APPS=0)", "", None)]
+    return [Target(*row) for row in apps.report(*measured)]
+
+
 def main() -> None:
     settings = Settings()
     if ONLY:
@@ -1534,6 +1554,7 @@ def main() -> None:
         workloads = build_workloads(tools, tmp, settings)
         results = run_interleaved({w.name: w.cases for w in workloads}, settings)
         results.update(run_groups(tools, tmp, settings, ONLY_CHOICES))
+        issue33 = run_issue33(tools, tmp)
         print("scaling...", flush=True)
         points, big = run_scaling(tools, tmp, settings)
         print()
@@ -1542,8 +1563,9 @@ def main() -> None:
             print_workload(workload, results[workload.name])
         groups = report_groups(results)
         print_scaling(points, big)
+        many = report_issue33(issue33)
         note = write_scaling(points, big, settings.out)
-        rows = targets(results, workloads, points, big) + groups
+        rows = targets(results, workloads, points, big) + groups + many
         covered = reader_coverage(tools, workloads)
         rows += coverage_targets(covered)
         print_targets(rows)
@@ -1557,6 +1579,7 @@ def main() -> None:
             },
             "targets": [row.__dict__ for row in rows],
             "reader_coverage": covered,
+            "issue33": issue33[0].__dict__ if issue33 is not None else None,
         }
         (settings.out / "results.json").write_text(json.dumps(summary, indent=2) + "\n")
         print()

@@ -5,9 +5,11 @@ its own, and within its layer only from its own subpackage: never upward,
 never sideways between concerns (tests/test_layout.py checks it, and that the
 imports have no circle). docs/how-it-works.md draws the data flow.
 
-1. structs — record classes without the start-up cost of dataclasses
-2. errors, redact, objects, dialects — exit codes, secret masking, objects as plain
-   data, the bootstrap providers as rows
+1. structs, sre_programs — record classes without the start-up cost of dataclasses; the
+   programs of the package's regular expressions, compiled when the package was made
+2. patterns, errors, redact, objects, dialects — regular expressions from those programs
+   (no compiling at each start), exit codes, secret masking, objects as plain data, the
+   bootstrap providers as rows
 3. yamltext/ — the stream as text: split, read with positions, splice, spool
 4. noproxy/ — NO_PROXY: entries, presets, scopes, clusters, clients, advice
 4. targets, record, plans — the target table, ownership annotations, the plan base

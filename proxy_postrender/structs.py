@@ -115,11 +115,20 @@ class StructMeta(type):
         cls._fields = tuple(names)
         cls._field_set = frozenset(names)
         cls._defaults = defaults
-        if any(getattr(base, "_frozen_record", False) for base in cls.__mro__):
-            cls.__setattr__ = _frozen_setattr  # type: ignore[method-assign,assignment]
-            cls.__delattr__ = _frozen_delattr  # type: ignore[method-assign,assignment]
-            cls.__hash__ = _hash  # type: ignore[method-assign,assignment]
-        else:
+        # FrozenStruct's own methods and StructBase's ``__hash__ = None`` (it defines
+        # __eq__) are inherited: set here only where the class itself changed them (an
+        # assignment to a class's special method costs it a slot update: start-up)
+        setter: object = cls.__setattr__
+        deleter: object = cls.__delattr__
+        hasher: object = cls.__hash__
+        if getattr(cls, "_frozen_record", False):
+            if setter is not _frozen_setattr:
+                cls.__setattr__ = _frozen_setattr  # type: ignore[method-assign,assignment]
+            if deleter is not _frozen_delattr:
+                cls.__delattr__ = _frozen_delattr  # type: ignore[method-assign,assignment]
+            if hasher is not _hash:
+                cls.__hash__ = _hash  # type: ignore[method-assign,assignment]
+        elif hasher is not None:
             cls.__hash__ = None  # type: ignore[assignment]  # as a mutable dataclass
         return cls
 

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from proxy_postrender import TYPE_CHECKING
 from proxy_postrender.errors import DocumentContext, InputError
 from proxy_postrender.objects import GENERATED
+from proxy_postrender.patterns import compiled
 from proxy_postrender.redact import base64_tokens
 from proxy_postrender.structs import Struct
 from proxy_postrender.yamltext.read import load_documents
@@ -82,7 +83,7 @@ def _decoded(payload: str) -> str:
 
 # JSON's escapes of the characters of a URL's scheme and user-info (``\\/``, ``\\u0040``),
 # behind any number of backslashes (a JSON text in a YAML double-quoted scalar)
-_JSON_ESCAPE = re.compile(r"\\+(?:/|u00([2-7][0-9A-Fa-f]))")
+_JSON_ESCAPE = compiled(r"\\+(?:/|u00([2-7][0-9A-Fa-f]))")
 _NESTED = 3  # how deep base64 inside base64 is decoded
 
 
@@ -108,7 +109,7 @@ def no_plaintext(segments: Iterable[Segment], *, secret_backed: bool = False) ->
     """Raise when a document holds a URL with a password in clear. ``secret_backed``:
     the profile keeps the workloads' credentials in a Secret (spec.credentials.secretRef),
     so a password in clear did not come from the tool's own writers."""
-    plaintext, encoded = re.compile(_PLAINTEXT), re.compile(_ENCODED_COMMAND)
+    plaintext, encoded = compiled(_PLAINTEXT), compiled(_ENCODED_COMMAND)
     for index, segment in enumerate(segments, start=1):
         below = _in_clear(segment.text, plaintext)  # lines below the segment's first
         if below is None and any(

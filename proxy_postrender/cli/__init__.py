@@ -9,7 +9,7 @@
 - ``table``: the subcommand table (words, modules, summaries; no click); ``start``:
   starting the filter; ``commands``: the click commands, one module per subcommand.
 
-May import: structs, errors, redact, objects, dialects, yamltext, noproxy, targets, record,
-plans, pods, nodes, fields, rollout, request, result, resolve, planners, generated, verify,
-engine, profile.
+May import: structs, patterns, sre_programs, errors, redact, objects, dialects,
+yamltext, noproxy, targets, record, plans, pods, nodes, fields, rollout, request,
+result, resolve, planners, generated, verify, engine, profile.
 """

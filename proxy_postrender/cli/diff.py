@@ -20,12 +20,12 @@ hunks are grouped as they come, with the line numbers of the whole stream.
 from __future__ import annotations
 
 import itertools
-import re
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 
 from proxy_postrender import TYPE_CHECKING
 from proxy_postrender.errors import InputError, ProxyPostrenderError
+from proxy_postrender.patterns import compiled
 from proxy_postrender.yamltext import spool
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 HEADER = "--- manifests\n+++ manifests (proxy-postrender)\n"
 CONTEXT = 3  # lines of context around each change, as diff -u
-_LINE_RE = re.compile(r"[^\n]*\n|[^\n]+$")
+_LINE_RE = compiled(r"[^\n]*\n|[^\n]+$")
 
 
 def lines(text: str) -> list[str]:

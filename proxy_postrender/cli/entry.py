@@ -17,12 +17,6 @@ from proxy_postrender.errors import UsageError
 
 
 def main(argv: list[str] | None = None) -> None:
-    if argv is None:
-        # A process of its own (the console script, ``python -m``): what start-up made
-        # (modules, classes, the profile) lives to the end of the run, and the garbage
-        # collector, which runs every few hundred objects made, need not walk it each
-        # time (about 1 % of a 500-document run). Not for callers in their own process.
-        gc.freeze()
     args = list(sys.argv[1:] if argv is None else argv)
     refused = _plugin_arguments(args)
     # (a log file named by refused arguments is never opened)
@@ -32,8 +26,18 @@ def main(argv: list[str] | None = None) -> None:
             raise UsageError(refused)
         params = options.parse_plain(args)
         if params is None:
+            if argv is None:
+                # A process of its own (the console script, ``python -m``): what start-up
+                # made (modules, classes, the profile) lives to the end of the run, and the
+                # garbage collector, which runs every few hundred objects made, need not
+                # walk it each time. Not for callers in their own process.
+                gc.freeze()
             _dispatch(args, reporter)
         else:
+            if argv is None:
+                # the same, and no collection at all until the engine starts (the runner
+                # freezes what start-up made then: Reporter.start_work)
+                reporter.pause_collector()
             from proxy_postrender.cli import start
 
             start.run_filter(params, reporter)

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from proxy_postrender import engine, generated, verify
+from proxy_postrender.cli.options import KRM_KIND
 from proxy_postrender.errors import InputError, ProfileError, ProxyPostrenderError
 from proxy_postrender.request import Request
 from proxy_postrender.result import Result
@@ -43,7 +44,7 @@ from proxy_postrender.yamltext.errors import MAX_DEPTH, MAX_NODES, LimitError, P
 from proxy_postrender.yamltext.tree import MappingNode, ScalarNode, SequenceNode
 
 API_VERSION = "config.kubernetes.io/v1"
-KIND = "ResourceList"
+KIND = KRM_KIND
 CONFIGMAP_KEYS = ("httpProxy", "httpsProxy", "noProxy", "onConflict")
 
 

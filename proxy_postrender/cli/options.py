@@ -26,6 +26,9 @@ CLUSTER_ENV = "PROXY_POSTRENDER_CLUSTER"  # as --cluster
 # the same as an Argo CD application's plugin env sets it (Argo CD adds the prefix)
 ARGOCD_CLUSTER_ENV = "ARGOCD_ENV_PROXY_POSTRENDER_CLUSTER"
 KUSTOMIZE_ROOT = "KUSTOMIZE_PLUGIN_CONFIG_ROOT"  # set by kustomize for its exec plugins
+# the kind of a KRM function's input (cli/krm.py), read here so that a manifest stream
+# never loads the KRM shell (start-up, issue 33)
+KRM_KIND = "ResourceList"
 ON_CONFLICT = ("keep", "override", "fail")
 # The first words of the subcommands (cli.table): click reads those.
 SUBCOMMAND_WORDS = FIRST_WORDS

@@ -2,6 +2,6 @@
 
 - ``setters``: the planner, its settings and its ownership record.
 
-May import: structs, errors, redact, objects, dialects, yamltext, noproxy, targets, record,
-plans.
+May import: structs, patterns, sre_programs, errors, redact, objects, dialects,
+yamltext, noproxy, targets, record, plans.
 """

@@ -18,6 +18,6 @@ bootstrap dialect (kubeadm, EKS, RKE2, K3s: the rows of proxy_postrender/dialect
 - ``digest``: the digest of the content the tool owns, for renamed templates and node
   Secrets (rollout/); ``rollouttime``: the rollout time (spec.nodes.rolloutAfter).
 
-May import: structs, errors, redact, objects, dialects, yamltext, noproxy, targets, record,
-plans.
+May import: structs, patterns, sre_programs, errors, redact, objects, dialects,
+yamltext, noproxy, targets, record, plans.
 """

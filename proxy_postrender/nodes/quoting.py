@@ -11,15 +11,15 @@ document that was being changed.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 
 from proxy_postrender.errors import InputError
+from proxy_postrender.patterns import compiled
 
 # what starts a Jinja expression, statement or comment
-TEMPLATE = re.compile(r"\{[{%#]")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_CONTROL_BUT_NEWLINE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
+TEMPLATE = compiled(r"\{[{%#]")
+_CONTROL = compiled(r"[\x00-\x1f\x7f]")
+_CONTROL_BUT_NEWLINE = compiled(r"[\x00-\x09\x0b-\x1f\x7f]")
 _JINJA = (
     "which cloud-init would render as Jinja code on the node (Cluster API user data is a template)"
 )
@@ -96,7 +96,7 @@ def env_file(env: Sequence[tuple[str, str]]) -> str:
 
 
 # PowerShell ends a single-quoted string at any of these; each is escaped by doubling
-_PS_QUOTES = re.compile("(['\u2018\u2019\u201a\u201b])")
+_PS_QUOTES = compiled("(['\u2018\u2019\u201a\u201b])")
 
 
 def powershell_string(value: str, name: str = "a setting") -> str:

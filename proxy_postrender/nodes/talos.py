@@ -31,6 +31,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from proxy_postrender import TYPE_CHECKING
+from proxy_postrender.patterns import compiled
 
 if TYPE_CHECKING:
     from typing import Any
@@ -46,7 +47,7 @@ from proxy_postrender.record import Record
 # the first Talos version whose configuration has the EnvironmentConfig document
 ENVIRONMENT_CONFIG_FROM: tuple[int, int] = (1, 13)
 # what CABPT's config.ParseContractFromVersion reads: v?MAJOR.MINOR[.PATCH][-pre][+build]
-_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
+_VERSION = compiled(r"^v?(\d+)\.(\d+)(?:\.\d+)?(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
 _NAMES: tuple[str, ...] = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY")
 
 

@@ -10,5 +10,6 @@
 - ``clients``: models of Go, curl, Python and wget; ``explain``: what
   ``proxy-postrender noproxy`` prints; ``advice``: classic mistakes, as warnings.
 
-May import: structs, errors, redact, objects, dialects, yamltext.
+May import: structs, patterns, sre_programs, errors, redact, objects, dialects,
+yamltext.
 """

@@ -16,9 +16,9 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Callable, Mapping
-from string import hexdigits
 from urllib.parse import urlsplit
 
+from proxy_postrender.patterns import compiled
 from proxy_postrender.structs import FrozenStruct
 
 # The default --strict set. "requests" was called "python" before: --clients still
@@ -99,6 +99,7 @@ def _go_split_host_port(entry: str) -> tuple[str, str] | None:
 
 
 # the full stops UTS #46 maps to "." (U+3002, U+FF0E, U+FF61)
+_HEX_DIGITS = "0123456789abcdefABCDEF"  # string.hexdigits (string compiles a pattern)
 _IDNA_DOTS = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})
 
 
@@ -288,9 +289,12 @@ def _curl_ip_match(address: Address, token: str) -> bool:
     return int(address) >> shift == int(network_ip) >> shift
 
 
+_CURL_SEPARATORS = compiled(r"[ \t]*,[ \t,]*|[ \t]+")
+
+
 def _curl_tokens_before_8_9(no_proxy: str) -> list[str]:
     """Blanks and commas, in any mix, separate entries."""
-    return re.split(r"[ \t]*,[ \t,]*|[ \t]+", no_proxy.strip(" \t,"))
+    return _CURL_SEPARATORS.split(no_proxy.strip(" \t,"))
 
 
 def _curl_tokens_since_8_9(no_proxy: str) -> list[str]:
@@ -607,7 +611,7 @@ def node_host(dest: Destination) -> str | None:
         parts.pop()
     last = parts[-1]
     numeric = last.isascii() and (
-        last.isdigit() or (last[:2] in ("0x", "0X") and all(c in hexdigits for c in last[2:]))
+        last.isdigit() or (last[:2] in ("0x", "0X") and all(c in _HEX_DIGITS for c in last[2:]))
     )
     if not numeric:
         return dest.host

@@ -25,10 +25,10 @@ report says so.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping
 
 from proxy_postrender import TYPE_CHECKING, dialects
+from proxy_postrender.patterns import compiled
 
 if TYPE_CHECKING:
     from typing import Any
@@ -59,7 +59,7 @@ DISCOVERY_KINDS: frozenset[str] = (
 )
 
 # a clusterctl/envsubst variable not yet expanded: ${NAME}, ${NAME:=default}, $NAME
-_VARIABLE = re.compile(r"\$\{?[A-Za-z_]")
+_VARIABLE = compiled(r"\$\{?[A-Za-z_]")
 _WANTED = {
     ("cidr", "ip"): "a CIDR or an IP address",
     ("domain", "ip"): "a host name or an IP address",

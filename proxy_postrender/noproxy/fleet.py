@@ -19,7 +19,7 @@ DEFAULTS = -1  # the entry index of the profile's defaults
 UNMATCHED_CODE = "fleet/unmatched-entry"
 SHADOWED_CODE = "fleet/shadowed-entry"
 UNKNOWN_CODE = "fleet/unknown-cluster"
-CODES = (
+CODES: tuple[tuple[str, bool, str], ...] = (
     (
         UNMATCHED_CODE,
         True,

@@ -35,10 +35,10 @@ Pure data in, data out: the values read are checked by the caller
 from __future__ import annotations
 
 import ipaddress
-import re
 from collections.abc import Iterable, Iterator, Mapping
 
 from proxy_postrender import TYPE_CHECKING
+from proxy_postrender.patterns import compiled
 from proxy_postrender.structs import FrozenStruct
 
 if TYPE_CHECKING:
@@ -110,7 +110,7 @@ def defaults(kind: str, obj: Mapping[str, Any]) -> Iterator[Default]:
 
 
 # an AWS region as its endpoints are named (us-east-1, eu-central-2, us-gov-west-1, cn-north-1)
-_REGION = re.compile(r"[a-z]{2}(?:-[a-z]+)+-[0-9]{1,2}")
+_REGION = compiled(r"[a-z]{2}(?:-[a-z]+)+-[0-9]{1,2}")
 
 
 def values(obj: Mapping[str, Any], path: str) -> Iterator[tuple[str, Any]]:

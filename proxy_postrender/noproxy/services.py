@@ -27,11 +27,11 @@ profile's author, who knows the cluster, may list them in ``spec.noProxy``.
 
 from __future__ import annotations
 
-import re
+from proxy_postrender.patterns import compiled
 
 # Kubernetes' validation of a Service's name and of a namespace (apimachinery)
-_DNS1035 = re.compile(r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?")
-_DNS1123 = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+_DNS1035 = compiled(r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?")
+_DNS1123 = compiled(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 
 LEFT_OUT_CODE = "noproxy/service-name"
 # code, whether --strict makes it an error, what it means (docs/noproxy.md)

@@ -23,15 +23,15 @@ is the entry that turns the proxy off for everything.
 from __future__ import annotations
 
 import ipaddress
-import re
 from collections.abc import Iterable
 
+from proxy_postrender.patterns import compiled
 from proxy_postrender.structs import FrozenStruct
 
 _LABEL = r"(?!-)[a-z0-9_-]{1,63}(?<!-)"
-_DOMAIN_RE = re.compile(rf"^{_LABEL}(?:\.{_LABEL})*\.?$")
-_PORT_RE = re.compile(r"^[0-9]{1,5}$")
-_ZONE_RE = re.compile(r"^[a-z0-9._-]{1,15}$")  # lower case: entries are compared lower-cased
+_DOMAIN_RE = compiled(rf"^{_LABEL}(?:\.{_LABEL})*\.?$")
+_PORT_RE = compiled(r"^[0-9]{1,5}$")
+_ZONE_RE = compiled(r"^[a-z0-9._-]{1,15}$")  # lower case: entries are compared lower-cased
 MAX_NAME = 253  # RFC 1035: a name's text form without the final dot
 
 

@@ -5,6 +5,6 @@
   annotations) and the proxy CA mount;
 - ``java``: JAVA_TOOL_OPTIONS for JVMs.
 
-May import: structs, errors, redact, objects, dialects, yamltext, noproxy, targets, record,
-plans.
+May import: structs, patterns, sre_programs, errors, redact, objects, dialects,
+yamltext, noproxy, targets, record, plans.
 """

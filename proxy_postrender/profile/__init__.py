@@ -13,7 +13,7 @@
 - ``request``: the run's Request from a loaded profile;
 - ``fleet``: the per-cluster entries (``spec.clusters``), each a whole profile.
 
-May import: structs, errors, redact, objects, dialects, yamltext, noproxy, targets, record,
-plans, pods, nodes, fields, rollout, request, result, resolve, planners, generated, verify,
-engine.
+May import: structs, patterns, sre_programs, errors, redact, objects, dialects,
+yamltext, noproxy, targets, record, plans, pods, nodes, fields, rollout, request,
+result, resolve, planners, generated, verify, engine.
 """

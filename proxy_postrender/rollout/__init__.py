@@ -17,6 +17,6 @@ every reference of the stream with it:
   and KRM results (``nodes/no-rollout`` when nothing will; ``codes``: that code,
   for the table of codes to read at start-up).
 
-May import: structs, errors, redact, objects, dialects, yamltext, noproxy, targets, record,
-plans, pods, nodes, fields.
+May import: structs, patterns, sre_programs, errors, redact, objects, dialects,
+yamltext, noproxy, targets, record, plans, pods, nodes, fields.
 """

@@ -13,5 +13,5 @@
   verification step's cheap path; what it cannot prove is read back in full);
 - ``spool``: the output held until the run has succeeded.
 
-May import: structs, errors, redact, objects, dialects.
+May import: structs, patterns, sre_programs, errors, redact, objects, dialects.
 """

@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 
 from proxy_postrender import TYPE_CHECKING
+from proxy_postrender.patterns import compiled
 
 if TYPE_CHECKING:
     from typing import Any, Final
@@ -51,14 +52,14 @@ class Declined(Exception):
 
 # Characters libyaml refuses or reads as line breaks, plus tab, CR and BOM:
 # any of them sends the document to the full parser.
-_UNREAD: Final = re.compile(
+_UNREAD: Final = compiled(
     r"[\t\r\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]"
 )
 # The same set for an ASCII text: all of it below 256, which ``re`` tests with one table
 # lookup a character (the set above, with its ranges past 255, costs several).
-_UNREAD_ASCII: Final = re.compile(r"[\t\r\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-_DOUBLE: Final = re.compile(r'"((?:[^"\\]|\\.)*)"')
-_SINGLE: Final = re.compile(r"'((?:[^']|'')*)'")
+_UNREAD_ASCII: Final = compiled(r"[\t\r\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_DOUBLE: Final = compiled(r'"((?:[^"\\]|\\.)*)"')
+_SINGLE: Final = compiled(r"'((?:[^']|'')*)'")
 _ESCAPES: Final = {
     "0": "\0",
     "a": "\a",
@@ -78,10 +79,10 @@ _ESCAPES: Final = {
     "L": "\u2028",
     "P": "\u2029",
 }
-_ESCAPE: Final = re.compile(r"\\(?:x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))")
+_ESCAPE: Final = compiled(r"\\(?:x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))")
 # A plain scalar may not start with these (a few may when a non-space follows).
 _INDICATORS: Final = frozenset("-?:,[]{}#&*!|>'\"%@`")
-_FLOW_SCALAR: Final = re.compile(
+_FLOW_SCALAR: Final = compiled(
     r"""(?:("(?:[^"\\]|\\.)*")|('(?:[^']|'')*')|([^\s,\[\]{}#'"][^,\[\]{}#]*?)) *(?=[,\]}:]|$)"""
 )
 _NULLS: Final = frozenset({"", "~", "null", "Null", "NULL"})
@@ -108,10 +109,10 @@ def _unescape(body: str) -> str:
 IMPLICIT_STARTS: Final = frozenset("!&*+-.0123456789<=FNTfnt~")
 _BOOLS: Final = {"true": True, "True": True, "TRUE": True, "false": False, "False": False}
 _BOOLS["FALSE"] = False
-_DECIMAL: Final = re.compile(r"-?(?:0|[1-9][0-9]*)")
+_DECIMAL: Final = compiled(r"-?(?:0|[1-9][0-9]*)")
 # A character no number, date, infinity or NaN holds ("256Mi", "500m"): a string.
-_NOT_NUMERIC: Final = re.compile(r"[^0-9a-fA-F+\-._: xXoObBtTzZiInN]")
-_DOTTED: Final = re.compile(r"[0-9]+(?:\.[0-9]+){2,}")  # addresses and versions: never numbers
+_NOT_NUMERIC: Final = compiled(r"[^0-9a-fA-F+\-._: xXoObBtTzZiInN]")
+_DOTTED: Final = compiled(r"[0-9]+(?:\.[0-9]+){2,}")  # addresses and versions: never numbers
 
 
 _UNKNOWN: Final = object()

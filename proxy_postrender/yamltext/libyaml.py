@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import io
-import re
 
 from proxy_postrender import TYPE_CHECKING
+from proxy_postrender.patterns import compiled
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -140,7 +140,7 @@ def _convert(root: Node) -> tree.Node:
     return convert(root)
 
 
-_SURROGATE_RE = re.compile(r"[\udc80-\udcff]")
+_SURROGATE_RE = compiled(r"[\udc80-\udcff]")
 
 
 def compose(
@@ -374,7 +374,7 @@ class _Events:
         return True
 
 
-_WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+_WORD_RE = compiled(r"[A-Za-z_][A-Za-z0-9_.-]*")
 
 
 def _quoted(value: Any) -> Any:

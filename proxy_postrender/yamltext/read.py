@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from proxy_postrender import TYPE_CHECKING
+from proxy_postrender.patterns import compiled
 
 if TYPE_CHECKING:
     from typing import Any, Final
@@ -70,7 +71,7 @@ _ODD_EMPTY = (
 # (Constants here are Final: the compiled build reads them from C variables, not
 # from the module's dict.)
 _PLAIN: Final = {"[]": " []", "{}": " {}"}
-_LINE_BREAK: Final = re.compile("[\n\r\x85\u2028\u2029]")
+_LINE_BREAK: Final = compiled("[\n\r\x85\u2028\u2029]")
 _ODD_PATTERN: re.Pattern[str] | None = None
 # Every text _ODD_EMPTY matches holds one of these tokens (a null, an empty collection,
 # a bracket followed by white space): looking for them first (substring search, in C)
@@ -110,7 +111,7 @@ def odd_empty_matches(text: str) -> list[tuple[int, int]]:
         return []
     global _ODD_PATTERN
     if _ODD_PATTERN is None:
-        _ODD_PATTERN = re.compile(_ODD_EMPTY)
+        _ODD_PATTERN = compiled(_ODD_EMPTY)
     # Every match starts on the line of the token it holds, or later (its ``^`` or its
     # ':' is on that line): the search starts at the line of the first token, and
     # skips the text before it (most of a document, which the pattern reads slowly).

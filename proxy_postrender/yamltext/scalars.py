@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
+
+from proxy_postrender.patterns import compiled
 
 # Plain only when the text starts with a letter (so it cannot resolve to a number,
 # date or alias) and uses characters that are inert in block context.
-_PLAIN_RE = re.compile(r"[A-Za-z][A-Za-z0-9._/@%+=,;~*-]*(?::(?=[^ \t])[A-Za-z0-9._/@%+=,;~*-]*)*")
+_PLAIN_RE = compiled(r"[A-Za-z][A-Za-z0-9._/@%+=,;~*-]*(?::(?=[^ \t])[A-Za-z0-9._/@%+=,;~*-]*)*")
 # YAML 1.1 (and Go's yaml.v2) read these as booleans or null when plain
 _RESERVED = {"y", "n", "yes", "no", "on", "off", "true", "false", "null"}
 _ESCAPES = {
@@ -62,7 +63,7 @@ def render_like(value: str, style: str | None, *, block: bool = False) -> str:
 
 # a comma-separated list (a NO_PROXY) that starts with a digit or a dot: no number, date,
 # boolean or null of YAML 1.1 or 1.2 holds a comma
-_LIST_RE = re.compile(r"[0-9.][^\t]*,[^\t]*")
+_LIST_RE = compiled(r"[0-9.][^\t]*,[^\t]*")
 
 
 def _plain_list(value: str) -> bool:
@@ -79,9 +80,9 @@ def _plain_list(value: str) -> bool:
 
 
 # an object name (DNS-1123) that starts with a digit, and a date at its start
-_NAME_RE = re.compile(r"[0-9][0-9a-z.-]*")
-_DATE_START_RE = re.compile(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}")
-_NO_NUMBER_RE = re.compile(r"[g-npqrstuvwyz]|[^eE]-")  # no letter of 0x, 0o or 1e5 numbers
+_NAME_RE = compiled(r"[0-9][0-9a-z.-]*")
+_DATE_START_RE = compiled(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}")
+_NO_NUMBER_RE = compiled(r"[g-npqrstuvwyz]|[^eE]-")  # no letter of 0x, 0o or 1e5 numbers
 
 
 def plain_name(value: str) -> bool:
@@ -100,7 +101,7 @@ def plain_name(value: str) -> bool:
 
 
 # the characters _escape changes
-_UNSAFE_RE = re.compile(r'[\\"\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029\ufffe\uffff]')
+_UNSAFE_RE = compiled(r'[\\"\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029\ufffe\uffff]')
 
 
 def double_quoted(value: str) -> str:
@@ -141,7 +142,7 @@ def literal_ok(value: str) -> bool:
     )
 
 
-_BLOCK_PLAIN_RE = re.compile(r"[A-Za-z/][^\t]*")
+_BLOCK_PLAIN_RE = compiled(r"[A-Za-z/][^\t]*")
 
 
 @lru_cache(maxsize=4096)

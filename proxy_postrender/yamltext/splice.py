@@ -11,10 +11,10 @@ document quotes its keys as JSON does. A layout not edited here raises
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from proxy_postrender import TYPE_CHECKING
+from proxy_postrender.patterns import compiled
 
 if TYPE_CHECKING:
     from typing import Any, Final
@@ -79,7 +79,7 @@ def lf_view(text: str) -> str:
 
 
 _OTHER_BREAKS: Final = {0x85: "\n", 0x2028: "\n", 0x2029: "\n"}
-_LONE_CR: Final = re.compile("\r(?!\n)")
+_LONE_CR: Final = compiled("\r(?!\n)")
 
 
 def line_start(text: str, pos: int) -> int:

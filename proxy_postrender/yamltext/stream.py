@@ -12,14 +12,15 @@ import re
 from collections.abc import Iterable, Iterator
 from itertools import pairwise
 
+from proxy_postrender.patterns import compiled
 from proxy_postrender.structs import Struct
 
 BOM = "\ufeff"
 
 # A top-level "kind" key is one of these at column 0, then spaces or tabs and ':'.
 _KIND_NAMES = ("kind", '"kind"', "'kind'")
-_SOURCE_RE = re.compile(r"^# Source: (.+?)\r?$", re.MULTILINE)
-_CONTENT_RE = re.compile(
+_SOURCE_RE = compiled(r"^# Source: (.+?)\r?$", re.MULTILINE)
+_CONTENT_RE = compiled(
     r"^(?![ \t]*(?:#|\r?$)|---[ \t]*(?:#.*)?\r?$|\.\.\.[ \t]*(?:#.*)?\r?$)", re.MULTILINE
 )
 
