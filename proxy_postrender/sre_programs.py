@@ -1,13 +1,18 @@
 """The programs of the package's regular expressions, as ``re`` compiled them (made by
 ``python -m tests.update_patterns``; do not edit): read by :mod:`proxy_postrender.patterns`,
-used only on the Python version and regular-expression engine named here."""
+used only on the Python version, implementation, regular-expression engine and byte order
+named here."""
 
 # ruff: noqa: E501
 
 from __future__ import annotations
 
 PYTHON: tuple[int, ...] = (3, 11)
+IMPLEMENTATION = "cpython"
 MAGIC = 20220615
+CODESIZE = 4
+# a large character set's block indices are native-endian words (re._compiler)
+BYTEORDER = "little"
 # (pattern, flags) -> (flags, code, groups, group index, index group)
 # fmt: off
 PROGRAMS: dict[

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from proxy_postrender import sre_programs
 from proxy_postrender.yamltext import libyaml
 from tests.e2e import console_script, tool
 from tests.helpers import GOLDEN, ROOT, SHARED_PROFILE, run_cli
@@ -138,6 +139,27 @@ def test_the_merged_ca_bundle_holds_the_certifi_the_tests_ran_with(image: str) -
     )
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout == (case / "expected.yaml").read_bytes()
+
+
+_PROGRAMS_PROBE = """
+import re, sys
+from proxy_postrender import patterns, sre_programs
+stored = sorted(sre_programs.PROGRAMS)
+differ = [key for key in stored if patterns.compiled(*key) != re.compile(*key)]
+print(sys.version.split()[0], patterns.usable(), len(stored), differ)
+"""
+
+
+def test_the_image_python_runs_the_stored_regex_programs(image: str) -> None:
+    """The image's Python is Debian 12's build of 3.11 (another patch release than the
+    one tests/update_patterns.py ran on): it takes the package's regular expressions
+    from the stored programs (proxy_postrender/patterns.py), and each is the program its
+    own re makes of the pattern (a Pattern's == compares the code)."""
+    ran = _podman("run", *SANDBOX, "--entrypoint", "python3", image, "-c", _PROGRAMS_PROBE)
+    assert ran.returncode == 0, ran.stderr
+    version, usable, count, differ = ran.stdout.decode().split(" ", 3)
+    assert version.startswith("3.11.")
+    assert (usable, int(count), differ.strip()) == ("True", len(sre_programs.PROGRAMS), "[]")
 
 
 # --- kpt, with podman as its function runtime -------------------------------------------

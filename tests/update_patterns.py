@@ -29,14 +29,19 @@ LAZY = (
 )
 HEAD = '''"""The programs of the package's regular expressions, as ``re`` compiled them (made by
 ``python -m tests.update_patterns``; do not edit): read by :mod:`proxy_postrender.patterns`,
-used only on the Python version and regular-expression engine named here."""
+used only on the Python version, implementation, regular-expression engine and byte order
+named here."""
 
 # ruff: noqa: E501
 
 from __future__ import annotations
 
 PYTHON: tuple[int, ...] = {python!r}
+IMPLEMENTATION = "{implementation}"
 MAGIC = {magic!r}
+CODESIZE = {codesize!r}
+# a large character set's block indices are native-endian words (re._compiler)
+BYTEORDER = "{byteorder}"
 # (pattern, flags) -> (flags, code, groups, group index, index group)
 # fmt: off
 PROGRAMS: dict[
@@ -65,8 +70,15 @@ def program(pattern: str, flags: int) -> tuple[Any, ...]:
 
 
 def write(python: tuple[int, ...], magic: int, rows: list[str]) -> None:
-    body = "".join(rows)
-    TARGET.write_text(HEAD.format(python=python, magic=magic) + body + "}\n# fmt: on\n")
+    """The table; an empty one (``python`` ()) matches no Python."""
+    head = HEAD.format(
+        python=python,
+        implementation=sys.implementation.name,
+        magic=magic,
+        codesize=_sre.CODESIZE,
+        byteorder=sys.byteorder,
+    )
+    TARGET.write_text(head + "".join(rows) + "}\n# fmt: on\n")
 
 
 def recorded() -> set[tuple[str, int]]:
