@@ -116,12 +116,30 @@ def _check_node(node: nodeprograms.Node, root: Path, read: dict[str, Any], expec
             sourced = f"#!/bin/sh\nset -a\n. {path}\nset +a\n"
             got = nodeprograms.run_script(sourced, root, paths, shell, NAMES)
             expect.check(got, f"{node.label}: {path} sourced by {shell}")
-    if any(".service.d/" in p for p in node.tool_files):
-        for unit, seen in nodeprograms.systemd_units(root).items():
-            if seen["Environment"]:
-                expect.check(seen["Environment"], f"{node.label}: systemd's {unit}")
-            else:  # the envfile layout: the drop-in names the env file
-                assert [f.split(" (")[0] for f in seen["EnvironmentFile"]] == env_files, unit
+    dropins = sorted(
+        {Path(p).parent.name.removesuffix(".d") for p in node.tool_files if ".service.d/" in p}
+    )
+    if dropins:
+        _check_units(nodeprograms.systemd_units(root), dropins, env_files, expect, node.label)
+
+
+def _check_units(
+    units: dict[str, dict[str, Any]],
+    dropins: list[str],
+    env_files: list[str],
+    expect: Expect,
+    label: str,
+) -> None:
+    """What systemd read of the units the tool wrote drop-ins for: each one read (a
+    drop-in systemd does not find is no check), with the intended ``Environment=``
+    values or, in the envfile layout, ``EnvironmentFile=`` naming the env files."""
+    assert set(dropins) <= set(units), f"{label}: systemd read {sorted(units)}, not {dropins}"
+    for unit, seen in units.items():
+        if seen["Environment"]:
+            expect.check(seen["Environment"], f"{label}: systemd's {unit}")
+        else:  # the envfile layout: the drop-in names the env file
+            assert env_files, f"{label}: systemd's {unit} has no Environment= nor a file"
+            assert [f.split(" (")[0] for f in seen["EnvironmentFile"]] == env_files, unit
 
 
 def _check_output(text: str, expect: Expect, tmp_path: Path, dialect: str) -> None:
@@ -214,6 +232,13 @@ def test_the_checks_catch_what_they_are_there_to_catch(tmp_path: Path) -> None:
         tmp_path,
     )[0]
     assert read["files"][0]["content"] == "a node-1 b\n"  # what _check_node holds as a change
+    # a drop-in systemd did not read, and a unit with neither values nor an env file
+    expect = Expect("http://p:1", [])
+    with pytest.raises(AssertionError, match="systemd read"):
+        _check_units({}, ["kubelet.service"], [], expect, "node")
+    empty = {"kubelet.service": {"Environment": {}, "EnvironmentFile": []}}
+    with pytest.raises(AssertionError, match="no Environment"):
+        _check_units(empty, ["kubelet.service"], [], expect, "node")
 
 
 def test_go_quote_reads_back_in_yaml() -> None:
