@@ -165,9 +165,13 @@ def test_the_image_python_runs_the_stored_regex_programs(image: str) -> None:
 # --- kpt, with podman as its function runtime -------------------------------------------
 
 
-def _kpt(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+def _kpt(
+    args: list[str], cwd: Path, bin_dir: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PROXY_POSTRENDER")}
     env["KPT_FN_RUNTIME"] = "podman"
+    if bin_dir is not None:  # first on PATH
+        env["PATH"] = f"{bin_dir}:{env.get('PATH', '')}"
     proc = subprocess.run(
         [tool("KPT_BIN", "kpt"), *args],
         cwd=cwd,
@@ -207,6 +211,28 @@ def test_kpt_fn_eval_image_equals_the_executable(image: str, tmp_path: Path) -> 
         _kpt(["fn", "eval", name, *function, "--", "httpsProxy=http://p.example:8080"], tmp_path)
     _same_trees(by_image, by_exec)
     assert "http://p.example:8080" in (by_image / "cronjob.yaml").read_text()
+
+
+def test_kpt_runs_the_image_as_docs_kpt_says(image: str, tmp_path: Path) -> None:
+    """docs/kpt.md names the podman options kpt runs an image with (as nobody, no
+    network) and says that kpt does not make the root read-only: a podman on PATH
+    that logs its arguments shows what kpt asked for."""
+    text = " ".join((ROOT / "docs" / "kpt.md").read_text().split())
+    claimed = re.search(r"`podman run (--[^`]*)`: kpt does not make the root read-only", text)
+    assert claimed, "docs/kpt.md no longer says how kpt runs an image"
+    log, shim = tmp_path / "podman.log", tmp_path / "bin" / "podman"
+    shim.parent.mkdir()
+    shim.write_text(f'#!/bin/sh\necho "$*" >>{log}\nexec {tool("PODMAN_BIN", "podman")} "$@"\n')
+    shim.chmod(0o755)
+    _package(tmp_path / "pkg")
+    _kpt(
+        ["fn", "eval", "pkg", "--image", image, "--fn-config", "pkg/proxy-profile.yaml"],
+        tmp_path,
+        shim.parent,
+    )
+    (run,) = [line for line in log.read_text().splitlines() if line.startswith("run ")]
+    assert claimed.group(1) in run and run.endswith(image), run
+    assert "--read-only" not in run, run
 
 
 def test_the_image_commands_of_docs_kpt_run_as_written(image: str, tmp_path: Path) -> None:
