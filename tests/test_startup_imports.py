@@ -197,3 +197,41 @@ def test_start_up_is_frozen_before_the_engine_runs() -> None:
     assert enabled == "True"
     started = {"engine", "profile.loader", "profile.build", "yamltext.read", "cli.start"}
     assert {f"proxy_postrender.{name}" for name in started} & set(loose.split(",")) == set()
+
+
+def _krm_input() -> bytes:
+    from proxy_postrender.yamltext import libyaml
+    from tests.helpers import resource_list
+
+    items = [d for d in libyaml.load_data((DEMO / "rendered.yaml").read_text()) if d]
+    return resource_list(items, libyaml.load_data((DEMO / "profile.yaml").read_text())[0])
+
+
+@pytest.mark.parametrize(
+    ("args", "kind"),
+    [(["--diff"], "manifests"), ([], "resource-list"), ([], "broken-resource-list")],
+    ids=["diff", "krm", "krm-error"],
+)
+def test_every_run_of_the_filter_ends_with_the_collector_on(args: list[str], kind: str) -> None:
+    """The console script pauses the collector for start-up: the --diff run, a KRM
+    ResourceList and a ResourceList that fails turn it on again (Reporter.start_work)."""
+    stdin = {
+        "manifests": (DEMO / "rendered.yaml").read_bytes(),
+        "resource-list": _krm_input(),
+        "broken-resource-list": b"kind: ResourceList\nitems: [\n",
+    }[kind]
+    profile = [] if kind == "resource-list" else [str(DEMO / "profile.yaml")]
+    probe = _COLLECTOR_PROBE.replace("sys.argv[1]]", "*sys.argv[1:]]")
+    proc = subprocess.run(
+        [sys.executable, "-c", probe, *args, *profile],
+        input=stdin,
+        capture_output=True,
+        cwd=ROOT,
+        timeout=60,
+        check=False,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
+    assert proc.returncode == (0 if kind == "resource-list" else 1), proc.stderr.decode()
+    assert "Traceback" not in proc.stderr.decode(), proc.stderr.decode()[-2000:]
+    line = next(x for x in proc.stderr.decode().splitlines() if x.startswith("PROBE "))
+    assert line.removeprefix("PROBE ").split(" ")[0] == "True"
