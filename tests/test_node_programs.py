@@ -236,7 +236,9 @@ def test_the_checks_catch_what_they_are_there_to_catch(tmp_path: Path) -> None:
     expect = Expect("http://p:1", [])
     with pytest.raises(AssertionError, match="systemd read"):
         _check_units({}, ["kubelet.service"], [], expect, "node")
-    empty = {"kubelet.service": {"Environment": {}, "EnvironmentFile": []}}
+    empty: dict[str, dict[str, Any]] = {
+        "kubelet.service": {"Environment": {}, "EnvironmentFile": []}
+    }
     with pytest.raises(AssertionError, match="no Environment"):
         _check_units(empty, ["kubelet.service"], [], expect, "node")
 
