@@ -299,7 +299,9 @@ def test_the_sidecar_patch_runs_this_image_as_999_with_a_read_only_root() -> Non
 def test_the_image_holds_the_plugin_file_where_the_cmp_server_reads_it(image: str) -> None:
     held = _sh(image, "999", "cat /home/argocd/cmp-server/config/plugin.yaml")
     assert held == (ROOT / "deploy" / "argocd" / "plugin.yaml").read_text()
-    assert _sh(image, "999", "id -un; helm version --short").split()[0] == "argocd"
+    # docs/argocd.md: the image holds Helm 3.17.2
+    user, helm = _sh(image, "999", "id -un; helm version --short").split()
+    assert (user, helm.split("+")[0]) == ("argocd", "v3.17.2")
 
 
 @pytest.fixture
@@ -316,7 +318,10 @@ def _generate_in_image(
     """The plugin's generate command as Argo CD's CMP server runs it in the sidecar: the
     application's directory as the working directory, the sidecar's user and read-only
     root, no network."""
-    user = str(_sidecar()["securityContext"]["runAsUser"])
+    context = _sidecar()["securityContext"]
+    user = str(context["runAsUser"])
+    # allowPrivilegeEscalation: false is what no-new-privileges does
+    assert context["allowPrivilegeEscalation"] is False
     command, *args = _generate()
     settings = {
         "ARGOCD_APP_NAME": "web",
@@ -330,6 +335,7 @@ def _generate_in_image(
         *SANDBOX,
         "--user",
         user,
+        "--security-opt=no-new-privileges",
         "--volume",
         f"{app}:/app:ro",
         "--workdir",
