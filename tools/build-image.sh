@@ -51,7 +51,9 @@ mm_opts=(
     --dpkgopt='path-include=/usr/share/doc/*/copyright'
     --customize-hook='rm -rf "$1"/var/cache/* "$1"/var/log/* "$1"/var/lib/apt/lists/*'
 )
-base="localhost/proxy-postrender-base:$suite-$(printf '%s\n' "${mm_opts[@]}" "$suite" "${mirrors[@]}" | hash)"
+# the ISO week in the tag: a base is rebuilt at least once a week, so Debian's security
+# updates reach the image
+base="localhost/proxy-postrender-base:$suite-$(printf '%s\n' "${mm_opts[@]}" "$suite" "${mirrors[@]}" "$(date -u +%G-W%V)" | hash)"
 if ! podman image exists "$base"; then
     work="$(mktemp -d "$cache/base.XXXXXX")"
     trap 'rm -rf "$work"' EXIT
@@ -102,7 +104,7 @@ if [ ! -f "$wheels/.complete" ]; then
 fi
 
 inputs=$(cat "$wheel" "$helm" "$plugin" "$here/build-image.sh" "$here/image-rootfs.sh" \
-    <(printf '%s\n' "$base" "$pins") | hash)
+    <(printf '%s\n' "$base" "$(podman image inspect --format '{{.Id}}' "$base")" "$pins") | hash)
 have=$(podman image inspect --format '{{index .Labels "io.proxy-postrender.inputs"}}' \
     "$ref" 2>/dev/null || true)
 if [ "$have" = "$inputs" ]; then
@@ -136,7 +138,8 @@ podman commit --quiet \
     "$container" "$ref" >/dev/null
 new=$(podman image inspect --format '{{.Id}}' "$ref")
 if [ -n "$old" ] && [ "$old" != "$new" ]; then
-    podman image rm --force "$old" >/dev/null 2>&1 || true
+    # not --force: an image a container still runs stays
+    podman image rm "$old" >/dev/null 2>&1 || true
 fi
 echo "build-image: $ref ($(podman image inspect --format '{{.Size}}' "$ref") bytes)" \
     "in $((SECONDS - start)) s" >&2
