@@ -396,3 +396,19 @@ def test_the_node_addresses_finding_names_the_control_plane() -> None:
         "name": "aws-1-control-plane",
         "namespace": "fleet",
     }
+
+
+def test_an_item_that_is_no_object_is_named_in_the_error() -> None:
+    """A null, a scalar or a list among the items (block or flow style, the text and the
+    round-trip paths) is an error naming the item, not a count that came out wrong."""
+    config = SHARED_PROFILE.read_text()
+    for items, what in (
+        (OTHER_ITEM + "\n- null\n", "item 2 is null"),
+        (OTHER_ITEM + "\n- just-a-word\n", "item 2 is a scalar"),
+        (" [null]\n", "item 1 is null"),
+        (" [[1, 2]]\n", "item 1 is a list"),
+    ):
+        proc = run_cli([], stdin=_resource_list(items, config))
+        assert proc.returncode == 1, proc.stderr
+        assert f"ResourceList: {what}, not a Kubernetes object" in proc.stderr.decode()
+        assert "came out" not in proc.stderr.decode()

@@ -156,11 +156,21 @@ def run(
             raise InputError(f"expected a {KIND} of apiVersion {API_VERSION}")
         if data.get("items") is not None and not isinstance(data.get("items"), list):
             raise InputError(f"{KIND}: items must be a list")
+        _check_items(data.get("items") or [])
         outcome = _run_listed(listed, make_request, redact)
         if outcome is not None:
             return outcome
     _check(text, ROUNDTRIP_MAX_NODES)
     return _run_roundtrip(text, make_request, redact)
+
+
+def _check_items(items: list[Any]) -> None:
+    """Every item is an object (a mapping): a null, a scalar or a list among them is an
+    error that names it, not a count of items that came out wrong."""
+    for number, item in enumerate(items, 1):
+        if not isinstance(item, Mapping):
+            what = "null" if item is None else "a list" if isinstance(item, list) else "a scalar"
+            raise InputError(f"{KIND}: item {number} is {what}, not a Kubernetes object")
 
 
 def _run_roundtrip(
@@ -192,6 +202,7 @@ def _run_roundtrip(
         items = []
     if not isinstance(items, list):
         raise InputError(f"{KIND}: items must be a list")
+    _check_items(items)
     try:
         request = make_request(profile_object(resource_list.get("functionConfig")))
         documents = []
