@@ -31,16 +31,14 @@ PLAIN_RUN = frozenset(
         "fields.setters",
         "generated",
         "nodes",
-        "nodes.kubeadm",
-        "nodes.owners",
-        "nodes.quoting",
+        "nodes.settings",
         "nodes.uncovered",
+        "nodes.watched",
         "noproxy",
         "noproxy.advice",
-        "noproxy.bootstraps",
         "noproxy.clients",
+        "noproxy.clusterindex",
         "noproxy.coverage",
-        "noproxy.discovery",
         "noproxy.environments",
         "noproxy.fleet",
         "noproxy.presets",
@@ -115,6 +113,14 @@ LAZY = frozenset(
         "cli.diff",
         "cli.report",
         "cli.krm",  # only a stream whose last document sniffs as a ResourceList
+        # the node planners and the watch for other owners: the first node object, or
+        # the first object of a Cluster API group (issue 33)
+        "nodes.kubeadm",
+        "nodes.owners",
+        "nodes.quoting",
+        # the Cluster API discovery: only a stream that mentions a Cluster API group
+        "noproxy.discovery",
+        "noproxy.bootstraps",
     ]
 )
 # (string: its Template compiles a pattern at import; noproxy/clients.py spells hexdigits)
@@ -197,3 +203,20 @@ def test_start_up_is_frozen_before_the_engine_runs() -> None:
     assert enabled == "True"
     started = {"engine", "profile.loader", "profile.build", "yamltext.read", "cli.start"}
     assert {f"proxy_postrender.{name}" for name in started} & set(loose.split(",")) == set()
+
+
+def test_a_stream_without_a_cluster_api_group_gets_the_index_the_discovery_makes() -> None:
+    """The engine skips the discovery (and its module) when no document mentions a
+    Cluster API group, and gives the run an empty index: the one the discovery makes of
+    such a stream, but for the bootstrap references, which it then has none of."""
+    from proxy_postrender.noproxy.clusterindex import ClusterIndex
+    from proxy_postrender.noproxy.discovery import discover_stream
+    from proxy_postrender.structs import replace
+    from proxy_postrender.yamltext import stream
+
+    segments = stream.split((DEMO / "rendered.yaml").read_text(encoding="utf-8"))
+    assert not any("cluster.x-k8s.io" in segment.text for segment in segments)
+    for namespace in (None, "apps"):
+        found = discover_stream(segments, namespace)
+        assert found.bootstraps is not None and not found.bootstraps.clusters
+        assert replace(found, bootstraps=None) == ClusterIndex(namespace=namespace or "")

@@ -10,7 +10,7 @@ validates against it, schema.py and reference.py describe it.
 from __future__ import annotations
 
 from proxy_postrender import targets
-from proxy_postrender.nodes.kubeadm import DEFAULT_ENV_FILE
+from proxy_postrender.nodes.settings import DEFAULT_ENV_FILE
 from proxy_postrender.noproxy import presets as noproxy_presets
 from proxy_postrender.noproxy.scope import STYLES
 from proxy_postrender.pods.selection import OPERATORS
