@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -125,7 +126,7 @@ LAZY = frozenset(
 )
 # (string: its Template compiles a pattern at import; noproxy/clients.py spells hexdigits)
 HEAVY = frozenset(
-    {"ruamel", "click", "jsonpath_ng", "certifi", "json", "hashlib", "typing", "string"}
+    {"ruamel", "click", "jsonpath_ng", "certifi", "json", "hashlib", "typing", "string", "fnmatch"}
 )
 
 
@@ -156,6 +157,8 @@ def test_a_plain_run_imports_the_listed_modules_only(stdin: bytes) -> None:
     assert ours - PLAIN_RUN == set(), "new at start-up: make it lazy, or list it deliberately"
     assert ours & LAZY == set()
     assert {n.split(".")[0] for n in names} & HEAVY == set()
+    # the profile is read as UTF-8 without the "utf-8-sig" codec (one more module)
+    assert "encodings.utf_8_sig" not in names
 
 
 def test_the_lists_name_real_modules() -> None:
@@ -220,3 +223,15 @@ def test_a_stream_without_a_cluster_api_group_gets_the_index_the_discovery_makes
         found = discover_stream(segments, namespace)
         assert found.bootstraps is not None and not found.bootstraps.clusters
         assert replace(found, bootstraps=None) == ClusterIndex(namespace=namespace or "")
+
+
+def test_a_profile_with_a_bom_and_crlf_line_ends_reads_as_without(tmp_path: Path) -> None:
+    """The profile loader takes a leading BOM off (as the "utf-8-sig" codec did, which
+    a plain run no longer imports) and reads CRLF line ends as LF."""
+    from proxy_postrender.profile import loader
+
+    plain = (DEMO / "profile.yaml").read_text(encoding="utf-8")
+    (tmp_path / "plain.yaml").write_text(plain, encoding="utf-8")
+    (tmp_path / "bom.yaml").write_bytes(b"\xef\xbb\xbf" + plain.replace("\n", "\r\n").encode())
+    read = loader.load(str(tmp_path / "plain.yaml"))
+    assert loader.load(str(tmp_path / "bom.yaml")) == read
