@@ -235,3 +235,32 @@ def test_a_profile_with_a_bom_and_crlf_line_ends_reads_as_without(tmp_path: Path
     (tmp_path / "bom.yaml").write_bytes(b"\xef\xbb\xbf" + plain.replace("\n", "\r\n").encode())
     read = loader.load(str(tmp_path / "plain.yaml"))
     assert loader.load(str(tmp_path / "bom.yaml")) == read
+
+
+_TABLES_PROBE = """
+import sys
+from proxy_postrender.profile import loader, tables
+loader.load(sys.argv[1])
+print(",".join(sorted(tables._MADE)))
+"""
+
+
+def test_a_plain_profile_builds_no_table_of_list_items() -> None:
+    """The option tables of spec.workloads' rules and extraEnv, spec.clusters and
+    spec.targets are made on first use: a profile that has none never builds them; the
+    full reference (docs, schema) builds every one."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _TABLES_PROBE, str(DEMO / "profile.yaml")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+        check=True,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
+    assert proc.stdout.strip() == ""
+    from proxy_postrender.profile import tables
+
+    names = {section.name for section in tables.sections()}
+    assert {"spec.clusters[]", "spec.targets[]", "spec.workloads.extraEnv[]"} <= names
+    assert len(names) == len(tables.sections()) == 20
