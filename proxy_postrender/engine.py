@@ -8,23 +8,30 @@ and changed by splicing text; the result is verified
 refused or does not verify does the round-trip fallback run (and is verified
 the same way). At the end of the stream come the objects the run generates
 (:mod:`proxy_postrender.generated`) and the output gates. What the run saw of
-other owners of the node proxy settings (:mod:`proxy_postrender.nodes.owners`)
-becomes coded warnings, errors under ``request.strict``.
+other owners of the node proxy settings (:mod:`proxy_postrender.nodes.owners`, made
+on the first object it reads: :mod:`proxy_postrender.nodes.watched`) becomes coded
+warnings, errors under ``request.strict``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from proxy_postrender import TYPE_CHECKING, generated, planners, resolve, verify
 from proxy_postrender.errors import DocumentContext, InputError, ProfileError
-from proxy_postrender.nodes import owners
-from proxy_postrender.nodes.kubeadm import NodePlan
+from proxy_postrender.nodes import watched
 from proxy_postrender.noproxy import size
+from proxy_postrender.noproxy.clusterindex import CAPI_GROUP, ClusterIndex
 from proxy_postrender.noproxy.environments import Env, with_services_preset
 from proxy_postrender.noproxy.presets import SERVICES
 from proxy_postrender.noproxy.services import LEFT_OUT_CODE
-from proxy_postrender.objects import HELM4_FILENAME, annotations_of, is_mapping, walk_objects
+from proxy_postrender.objects import (
+    HELM4_FILENAME,
+    annotations_of,
+    api_group,
+    is_mapping,
+    walk_objects,
+)
 from proxy_postrender.request import Request
 from proxy_postrender.result import Finding, ObjectReport, Outcome, Result
 from proxy_postrender.targets import CUSTOM_PLANNERS
@@ -41,7 +48,12 @@ from proxy_postrender.yamltext.tree import Node
 if TYPE_CHECKING:
     from typing import Any
 
+    from proxy_postrender.nodes.owners import Found, Watch
+    from proxy_postrender.nodes.settings import NodeSettings
+    from proxy_postrender.noproxy.bootstraps import Bootstraps
     from proxy_postrender.noproxy.envsources import EnvSources
+    from proxy_postrender.plans import Plan
+    from proxy_postrender.targets import Target
     from proxy_postrender.yamltext.ops import Op
 
 
@@ -82,7 +94,8 @@ def needs_two_passes(request: Request) -> bool:
     )
 
 
-_CAPI = "cluster.x-k8s.io"  # in the API group of every object the rollout step reads
+# in the API group of every object the rollout step and the discovery read
+_CAPI: str = CAPI_GROUP
 
 
 def _follows(request: Request) -> bool:
@@ -119,20 +132,28 @@ def run(
     # other owners of the node proxy settings: looked for only when the run injects them
     watch = None
     if request.nodes is not None and not request.removing:
-        watch = owners.Watch(request.nodes, bootstraps_namespace=request.pods.namespace or "")
+        watch = _Watching(request.nodes, bootstraps_namespace=request.pods.namespace or "")
     clusters = None
     read: list[Any] | None = None  # the objects the discovery read, for the rollout pass
+    # whether some document mentions a Cluster API group (None: not looked for yet)
+    capi: bool | None = None
     if _discovers_clusters(request):
-        from proxy_postrender.noproxy.discovery import discover_stream  # lazy: start-up time
+        capi = any(_CAPI in segment.text for segment in segments())
+        if capi:
+            from proxy_postrender.noproxy.discovery import discover_stream  # lazy: start-up
 
-        read = []
-        clusters = discover_stream(segments(), request.pods.namespace, read)
+            read = []
+            clusters = discover_stream(segments(), request.pods.namespace, read)
+        else:  # what the discovery finds there: no Cluster (it reads only those groups)
+            clusters = ClusterIndex(namespace=request.pods.namespace or "")
     workloads = _workloads_env(segments, request, result)
     sources = _env_sources(segments, request, workloads)
     envs = resolve.environments(request, clusters, workloads, sources)
     resolver = resolve.Resolver(request, envs)
     kinds = request.targets.kinds
-    if _follows(request) and any(_CAPI in segment.text for segment in segments()):
+    if capi is None and _follows(request):
+        capi = any(_CAPI in segment.text for segment in segments())
+    if _follows(request) and capi:
         from proxy_postrender.rollout import ledger, references  # lazy: Cluster API streams
 
         # the planning of the pass sees the ledger: the names it gives are the main pass's
@@ -162,7 +183,7 @@ def run(
             result.kept.append(found)
         kind = segment.sniff_kind() if content else None
         if not content or (kind is not None and kind not in kinds):
-            if watch is not None and kind in owners.WATCHED_KINDS:
+            if watch is not None and kind in watched.WATCHED_KINDS:
                 _observe(segment, result.documents, watch)
             consume(_pass_through(segment, result.documents, counted, request))
         else:
@@ -188,6 +209,48 @@ def run(
     if error is not None:
         raise error
     return result
+
+
+class _Watching:
+    """The run's watch for other owners (nodes/owners.py), made when it first has
+    something to read (:mod:`proxy_postrender.nodes.watched`)."""
+
+    def __init__(self, settings: NodeSettings, bootstraps_namespace: str) -> None:
+        self.settings = settings
+        self.bootstraps_namespace = bootstraps_namespace
+        self.watch: Watch | None = None
+
+    def _made(self) -> Watch:
+        if self.watch is None:
+            from proxy_postrender.nodes.owners import Watch
+
+            self.watch = Watch(self.settings, bootstraps_namespace=self.bootstraps_namespace)
+        return self.watch
+
+    def observe(self, obj: Mapping[str, Any], context: DocumentContext | None) -> None:
+        """Every object the engine parses (one of another group: nothing to read)."""
+        if self.watch is not None or api_group(obj.get("apiVersion")) in watched.WATCHED_GROUPS:
+            self._made().observe(obj, context)
+
+    def node_plan(
+        self,
+        obj: Mapping[str, Any],
+        target: Target | None,
+        plan: Plan,
+        context: DocumentContext | None,
+    ) -> None:
+        """A node object's plan (:meth:`Plan.for_nodes`)."""
+        from proxy_postrender.nodes.kubeadm import NodePlan  # (loaded: a node plan exists)
+
+        if isinstance(plan, NodePlan):
+            self._made().node_plan(obj, target, plan, context)
+
+    def findings(self) -> list[Found]:
+        return [] if self.watch is None else self.watch.findings()
+
+    @property
+    def bootstraps(self) -> Bootstraps | None:
+        return None if self.watch is None else self.watch.bootstraps
 
 
 def _workloads_env(
@@ -222,7 +285,7 @@ def _workloads_env(
     return env
 
 
-def _observe(segment: stream.Segment, index: int, watch: owners.Watch) -> None:
+def _observe(segment: stream.Segment, index: int, watch: _Watching) -> None:
     """Show the watch a document the tool does not change (a kind it only reads); one it
     cannot read passes through unread, as before."""
     if len(segment.text) > MAX_PARSED_BYTES:
@@ -265,7 +328,7 @@ def process_segment(
     request: Request,
     resolver: resolve.Resolver,
     kind: str | None = None,
-    watch: owners.Watch | None = None,
+    watch: _Watching | None = None,
 ) -> Outcome:
     """One segment that may hold targets (document ``index`` of the stream): of a kind
     the target table names, or of a ``kind`` the raw text does not show (None); every
@@ -330,7 +393,7 @@ def _process_parsed(
     index: int,
     request: Request,
     resolver: resolve.Resolver,
-    watch: owners.Watch | None,
+    watch: _Watching | None,
 ) -> Outcome:
     parsed = resolver.ledger.take_parsed(index) if resolver.ledger is not None else None
     docs = parsed if parsed is not None else _read(segment, index)
@@ -351,7 +414,7 @@ def _process_parsed(
             try:
                 if plan is None:
                     plan = planners.plan(obj, base, planned, resolver, context)
-                if watch is not None and isinstance(plan, NodePlan):
+                if watch is not None and plan is not None and plan.for_nodes():
                     watch.node_plan(obj, request.targets.find(obj), plan, context)
                 if ledger is not None:
                     plan = ledger.follow(obj, base, plan, context)

@@ -40,7 +40,6 @@ from collections.abc import Iterable, Mapping
 
 from proxy_postrender import TYPE_CHECKING
 from proxy_postrender.errors import InputError
-from proxy_postrender.nodes.kubeadm import secret_data
 from proxy_postrender.noproxy.fleet import DEFAULTS
 from proxy_postrender.objects import GENERATED, annotations_of, is_mapping, walk_objects
 from proxy_postrender.pods.selection import CA_KEY
@@ -52,7 +51,7 @@ from proxy_postrender.yamltext.splice import block_lines
 if TYPE_CHECKING:
     from typing import Any
 
-    from proxy_postrender.nodes.kubeadm import NodeSettings
+    from proxy_postrender.nodes.settings import NodeSettings
     from proxy_postrender.request import Request
     from proxy_postrender.result import Result
     from proxy_postrender.yamltext.spool import Output
@@ -226,6 +225,8 @@ def _node_secrets(result: Result, request: Request) -> list[Made]:
         labels = {"clusterctl.cluster.x-k8s.io/move": ""}
         if ref.cluster:
             labels["cluster.x-k8s.io/cluster-name"] = ref.cluster
+        from proxy_postrender.nodes.kubeadm import secret_data  # lazy: node Secrets only
+
         body = {"type": "Opaque", "stringData": secret_data(settings, env)}
         taken = (
             ", the name the node bootstrap would emit; set spec.nodes.createSecret: false to "

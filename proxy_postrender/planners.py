@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from proxy_postrender import TYPE_CHECKING, dialects, targets
 from proxy_postrender.errors import InputError
 from proxy_postrender.fields import setters
-from proxy_postrender.nodes import kubeadm
+from proxy_postrender.nodes.settings import ANNOTATION as NODES_ANNOTATION
 from proxy_postrender.noproxy import fleet
 from proxy_postrender.noproxy.environments import NODES, WORKLOADS, ObjectEnv
 from proxy_postrender.objects import Path
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from proxy_postrender.errors import DocumentContext
+    from proxy_postrender.nodes.kubeadm import NodePlan
     from proxy_postrender.plans import Plan
     from proxy_postrender.request import Request
     from proxy_postrender.resolve import ProxySettings, Resolver
@@ -80,7 +81,10 @@ def _nodes_plan(
 ) -> Plan | None:
     """The node planner of the object's dialect row, by the writer it takes: a config
     patch (nodes/talos.py), fields of the spec (nodes/specfields.py), each imported when a
-    stream has such an object; else files and commands (nodes/kubeadm.py)."""
+    stream has such an object; else files and commands (nodes/kubeadm.py, imported on the
+    first node object: a workload-only run never loads the node planners)."""
+    from proxy_postrender.nodes import kubeadm
+
     dialect, row = kubeadm.dialect_of(target)
     if dialect.patches_key:
         from proxy_postrender.nodes import talos
@@ -98,9 +102,9 @@ def _nodes_plan(
 
 PLANNERS: Mapping[str, Planner] = {
     targets.PODS: Planner(workloads.plan, lambda r: r.pods, WORKLOADS, workloads.ANNOTATION),
-    targets.KUBEADM: Planner(_nodes_plan, lambda r: r.nodes, NODES, kubeadm.ANNOTATION),
-    targets.CLUSTERCLASS: Planner(_clusterclass_plan, lambda r: r.nodes, NODES, kubeadm.ANNOTATION),
-    targets.TOPOLOGY: Planner(_topology_plan, lambda r: r.nodes, NODES, kubeadm.ANNOTATION),
+    targets.KUBEADM: Planner(_nodes_plan, lambda r: r.nodes, NODES, NODES_ANNOTATION),
+    targets.CLUSTERCLASS: Planner(_clusterclass_plan, lambda r: r.nodes, NODES, NODES_ANNOTATION),
+    targets.TOPOLOGY: Planner(_topology_plan, lambda r: r.nodes, NODES, NODES_ANNOTATION),
     targets.FIELDS: Planner(_fields_plan, lambda r: r.fields, WORKLOADS, setters.ANNOTATION),
 }
 
@@ -128,10 +132,13 @@ def plan(
         chosen = _with_name(chosen, obj, target, resolver.ledger)
     settings = planner.settings(chosen.request)
     made = planner.plan(obj, base, target, chosen.found, settings)
-    if isinstance(made, kubeadm.NodePlan):
-        kubeadm.check_inline_password(made, chosen.request.nodes)
-    if target.planner == targets.TOPOLOGY and isinstance(made, kubeadm.NodePlan):
-        _topology_cluster(made, obj, chosen, request, resolver, context)
+    if made is not None and made.for_nodes():
+        from proxy_postrender.nodes import kubeadm  # (loaded: it made the plan's class)
+
+        if isinstance(made, kubeadm.NodePlan):
+            kubeadm.check_inline_password(made, chosen.request.nodes)
+            if target.planner == targets.TOPOLOGY:
+                _topology_cluster(made, obj, chosen, request, resolver, context)
     return made
 
 
@@ -140,6 +147,8 @@ def _with_name(
 ) -> ProxySettings:
     """The settings with the name the rollout step gives the object (rollout/ledger.py),
     which the planner's record keeps."""
+    from proxy_postrender.nodes import kubeadm  # lazy: node objects only
+
     renaming, original = ledger.intent(obj, kubeadm.dialect_of(target)[1])
     if not renaming:
         return chosen
@@ -147,7 +156,7 @@ def _with_name(
 
 
 def _topology_cluster(
-    made: kubeadm.NodePlan,
+    made: NodePlan,
     obj: Mapping[str, Any],
     chosen: ProxySettings,
     request: Request,

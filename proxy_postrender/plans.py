@@ -36,6 +36,11 @@ class Plan(Struct):
         """Whether the object now reads the Secret and ConfigMap the run emits per namespace."""
         return False
 
+    def for_nodes(self) -> bool:
+        """Whether it is a node bootstrap plan (nodes/kubeadm.py's NodePlan), which the
+        watch for other owners reads (nodes/watched.py)."""
+        return False
+
     def node_secret(self) -> tuple[SecretRef, Env] | None:
         """The Secret the object's node bootstrap reads, and what it must hold."""
         return None

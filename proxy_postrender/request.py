@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from proxy_postrender import TYPE_CHECKING
 from proxy_postrender.fields.setters import FieldSettings
-from proxy_postrender.nodes.kubeadm import NodeSettings
+from proxy_postrender.nodes.settings import NodeSettings
 from proxy_postrender.noproxy.fleet import ClusterMatch
 from proxy_postrender.noproxy.scope import NoProxyConfig
 from proxy_postrender.pods.selection import WorkloadSettings

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from proxy_postrender.errors import DocumentContext
-    from proxy_postrender.noproxy.discovery import ClusterIndex
+    from proxy_postrender.noproxy.clusterindex import ClusterIndex
     from proxy_postrender.noproxy.environments import Env
     from proxy_postrender.noproxy.envsources import EnvSources
     from proxy_postrender.rollout.ledger import Ledger
@@ -72,7 +72,7 @@ def environments(
     envs = Environments(
         request.env, request.no_proxy, index, workloads, entries, chosen, sources=sources
     )
-    if index is not None:
+    if index is not None and index.bootstraps is not None:
         from proxy_postrender.nodes import uncovered  # lazy: only streams with clusters
 
         envs.unconfigured = uncovered.unconfigured(index.bootstraps)

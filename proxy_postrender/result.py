@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from proxy_postrender.errors import DocumentContext, InputError
-from proxy_postrender.nodes import owners, uncovered
+from proxy_postrender.nodes import uncovered, watched
 from proxy_postrender.noproxy import coverage, fleet, services, size
 from proxy_postrender.plans import Env, Plan, SecretRef
 from proxy_postrender.rollout import codes as rollout_codes
@@ -25,7 +25,7 @@ class Code(FrozenStruct):
 CODES: Mapping[str, Code] = {
     name: Code(name, strict, summary)
     for name, strict, summary in (
-        *owners.CODES,
+        *watched.CODES,
         *coverage.CODES,
         *services.CODES,
         *size.CODES,

@@ -49,7 +49,7 @@ def test_the_schema_command_prints_the_shipped_schema() -> None:
 
 def test_the_reference_has_one_unbroken_table_per_section() -> None:
     block = reference.markdown()
-    for section in tables.SECTIONS:
+    for section in tables.sections():
         rows = re.search(
             rf"^### {re.escape(reference.heading(section))}\n\n(?:.*\n\n)?((?:\|.*\|\n)+)\n",
             block,
@@ -62,7 +62,7 @@ def test_the_reference_has_one_unbroken_table_per_section() -> None:
 
 def test_every_field_is_described_checked_and_in_the_schema() -> None:
     generated = schema.generate()
-    for section in tables.SECTIONS:
+    for section in tables.sections():
         properties = (
             generated["properties"]
             if section is tables.PROFILE
@@ -462,7 +462,7 @@ def test_the_invalid_fixture_is_one_of_them() -> None:
 
 
 def _sections_with_key_hints() -> list[Section]:
-    return [s for s in tables.SECTIONS if not (s.messages and "keys" in s.messages)]
+    return [s for s in tables.sections() if not (s.messages and "keys" in s.messages)]
 
 
 @pytest.mark.parametrize("section", _sections_with_key_hints(), ids=lambda s: s.name or "top")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -31,16 +32,14 @@ PLAIN_RUN = frozenset(
         "fields.setters",
         "generated",
         "nodes",
-        "nodes.kubeadm",
-        "nodes.owners",
-        "nodes.quoting",
+        "nodes.settings",
         "nodes.uncovered",
+        "nodes.watched",
         "noproxy",
         "noproxy.advice",
-        "noproxy.bootstraps",
         "noproxy.clients",
+        "noproxy.clusterindex",
         "noproxy.coverage",
-        "noproxy.discovery",
         "noproxy.environments",
         "noproxy.fleet",
         "noproxy.presets",
@@ -115,11 +114,19 @@ LAZY = frozenset(
         "cli.diff",
         "cli.report",
         "cli.krm",  # only a stream whose last document sniffs as a ResourceList
+        # the node planners and the watch for other owners: the first node object, or
+        # the first object of a Cluster API group (issue 33)
+        "nodes.kubeadm",
+        "nodes.owners",
+        "nodes.quoting",
+        # the Cluster API discovery: only a stream that mentions a Cluster API group
+        "noproxy.discovery",
+        "noproxy.bootstraps",
     ]
 )
 # (string: its Template compiles a pattern at import; noproxy/clients.py spells hexdigits)
 HEAVY = frozenset(
-    {"ruamel", "click", "jsonpath_ng", "certifi", "json", "hashlib", "typing", "string"}
+    {"ruamel", "click", "jsonpath_ng", "certifi", "json", "hashlib", "typing", "string", "fnmatch"}
 )
 
 
@@ -150,6 +157,8 @@ def test_a_plain_run_imports_the_listed_modules_only(stdin: bytes) -> None:
     assert ours - PLAIN_RUN == set(), "new at start-up: make it lazy, or list it deliberately"
     assert ours & LAZY == set()
     assert {n.split(".")[0] for n in names} & HEAVY == set()
+    # the profile is read as UTF-8 without the "utf-8-sig" codec (one more module)
+    assert "encodings.utf_8_sig" not in names
 
 
 def test_the_lists_name_real_modules() -> None:
@@ -235,3 +244,61 @@ def test_every_run_of_the_filter_ends_with_the_collector_on(args: list[str], kin
     assert "Traceback" not in proc.stderr.decode(), proc.stderr.decode()[-2000:]
     line = next(x for x in proc.stderr.decode().splitlines() if x.startswith("PROBE "))
     assert line.removeprefix("PROBE ").split(" ")[0] == "True"
+
+
+def test_a_stream_without_a_cluster_api_group_gets_the_index_the_discovery_makes() -> None:
+    """The engine skips the discovery (and its module) when no document mentions a
+    Cluster API group, and gives the run an empty index: the one the discovery makes of
+    such a stream, but for the bootstrap references, which it then has none of."""
+    from proxy_postrender.noproxy.clusterindex import ClusterIndex
+    from proxy_postrender.noproxy.discovery import discover_stream
+    from proxy_postrender.structs import replace
+    from proxy_postrender.yamltext import stream
+
+    segments = stream.split((DEMO / "rendered.yaml").read_text(encoding="utf-8"))
+    assert not any("cluster.x-k8s.io" in segment.text for segment in segments)
+    for namespace in (None, "apps"):
+        found = discover_stream(segments, namespace)
+        assert found.bootstraps is not None and not found.bootstraps.clusters
+        assert replace(found, bootstraps=None) == ClusterIndex(namespace=namespace or "")
+
+
+def test_a_profile_with_a_bom_and_crlf_line_ends_reads_as_without(tmp_path: Path) -> None:
+    """The profile loader takes a leading BOM off (as the "utf-8-sig" codec did, which
+    a plain run no longer imports) and reads CRLF line ends as LF."""
+    from proxy_postrender.profile import loader
+
+    plain = (DEMO / "profile.yaml").read_text(encoding="utf-8")
+    (tmp_path / "plain.yaml").write_text(plain, encoding="utf-8")
+    (tmp_path / "bom.yaml").write_bytes(b"\xef\xbb\xbf" + plain.replace("\n", "\r\n").encode())
+    read = loader.load(str(tmp_path / "plain.yaml"))
+    assert loader.load(str(tmp_path / "bom.yaml")) == read
+
+
+_TABLES_PROBE = """
+import sys
+from proxy_postrender.profile import loader, tables
+loader.load(sys.argv[1])
+print(",".join(sorted(tables._MADE)))
+"""
+
+
+def test_a_plain_profile_builds_no_table_of_list_items() -> None:
+    """The option tables of spec.workloads' rules and extraEnv, spec.clusters and
+    spec.targets are made on first use: a profile that has none never builds them; the
+    full reference (docs, schema) builds every one."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _TABLES_PROBE, str(DEMO / "profile.yaml")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+        check=True,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
+    assert proc.stdout.strip() == ""
+    from proxy_postrender.profile import tables
+
+    names = {section.name for section in tables.sections()}
+    assert {"spec.clusters[]", "spec.targets[]", "spec.workloads.extraEnv[]"} <= names
+    assert len(names) == len(tables.sections()) == 20

@@ -14,7 +14,10 @@ bootstrap dialect (kubeadm, EKS, RKE2, K3s: the rows of proxy_postrender/dialect
 - ``formats``: the bootstrap formats the tool writes for (a refusal for any other);
 - ``uncovered``: bootstrap kinds no row of the target table covers, warned about;
 - ``owners`` and ``shell``: who else in the stream sets the nodes' proxy, and which
-  variables a shell command assigns;
+  variables a shell command assigns (``watched``: its codes and the kinds and groups it
+  reads, for the engine and the result without it);
+- ``settings``: the profile's node settings (``spec.nodes``), which the profile and the
+  request read without the planners (imported on the first node object);
 - ``digest``: the digest of the content the tool owns, for renamed templates and node
   Secrets (rollout/); ``rollouttime``: the rollout time (spec.nodes.rolloutAfter).
 

@@ -33,7 +33,7 @@ from proxy_postrender import TYPE_CHECKING, dialects
 if TYPE_CHECKING:
     from typing import Any
 
-    from proxy_postrender.noproxy.discovery import ClusterIndex
+    from proxy_postrender.noproxy.clusterindex import ClusterIndex
 
 from proxy_postrender.errors import InputError
 from proxy_postrender.nodes import kubeadm

@@ -24,6 +24,11 @@ from proxy_postrender import dialects
 from proxy_postrender.dialects import BootstrapKind, Dialect
 from proxy_postrender.errors import InputError
 from proxy_postrender.nodes import quoting
+
+# (the names the profile and the request import from nodes/settings.py; here too)
+from proxy_postrender.nodes.settings import ANNOTATION as ANNOTATION
+from proxy_postrender.nodes.settings import DEFAULT_ENV_FILE as DEFAULT_ENV_FILE
+from proxy_postrender.nodes.settings import NodeSettings as NodeSettings
 from proxy_postrender.noproxy.environments import ObjectEnv
 from proxy_postrender.objects import Path
 from proxy_postrender.plans import Env, Plan, SecretRef
@@ -32,7 +37,6 @@ from proxy_postrender.structs import FrozenStruct, Struct, field, replace
 from proxy_postrender.targets import Target
 from proxy_postrender.yamltext.ops import AddKey, DeleteKey, Op, SetValue
 
-ANNOTATION = "proxy-postrender.io/node-bootstrap"
 CONTAINERD_SOCKET: str = dialects.CONTAINERD_SOCKET
 RESTART_CONTAINERD: str = dialects.RESTART_CONTAINERD
 # every dialect's restart command (a re-run recognises the tool's own)
@@ -59,7 +63,6 @@ def _unit_env_files() -> frozenset[str]:
     return found
 
 
-DEFAULT_ENV_FILE = "/etc/proxy-postrender/proxy.env"
 SECRET_KEYS: dict[str, str] = {
     "containerd": "containerd-http-proxy.conf",
     "kubelet": "kubelet-http-proxy.conf",
@@ -78,29 +81,6 @@ TRUST_CA = (
     "elif command -v update-ca-certificates >/dev/null 2>&1; then "
     f"cp {CA_FILE} /etc/ssl/certs/proxy-postrender-ca.pem && update-ca-certificates; fi"
 )
-
-
-class NodeSettings(FrozenStruct):
-    containerd_dropin: str
-    kubelet_dropin: str | None
-    credentials: str = "inline"  # "inline": values in the manifests; "secret": contentFrom
-    secret_name: str | None = None  # default: <cluster>-systemd-proxy
-    create_secret: bool = True
-    env_file: str = DEFAULT_ENV_FILE
-    windows: str = "configure"  # or "skip": leave Windows node templates alone
-    # "dropins": values in each drop-in; "envfile": one env file, drop-ins point at it
-    layout: str = "dropins"
-    ca_bundle: str | None = None  # PEM of a TLS-intercepting proxy's CA, for the node's trust
-    on_conflict: str = "keep"  # when a spec already writes a drop-in path: keep, override, fail
-    password: bool = False  # a proxy URL carries user:password (stricter file modes)
-    # spec.credentials.secretRef keeps the password out of the workloads: not in clear here
-    forbid_inline_password: bool = False
-    # "exports": kubeadm copies the exports into the static pods; "extraEnvs": the control
-    # plane's extraEnvs carry them too (nodes/staticpods.py)
-    static_pods: str = "exports"
-    # "rename": templates others refer to are renamed by content (rollout/); "inPlace"
-    rollout: str = "rename"
-    rollout_after: str | None = None  # spec.nodes.rolloutAfter (nodes/rollouttime.py)
 
 
 def secret_ref(obj: Mapping[str, Any], settings: NodeSettings) -> SecretRef:
@@ -177,6 +157,9 @@ class NodePlan(Plan):
 
     def summary(self) -> str:
         return "node bootstrap"
+
+    def for_nodes(self) -> bool:
+        return True
 
     def node_secret(self) -> tuple[SecretRef, Env] | None:
         return None if self.secret is None else (self.secret, self.secret_env)

@@ -30,7 +30,19 @@ from collections.abc import Mapping
 from proxy_postrender import TYPE_CHECKING
 from proxy_postrender.errors import DocumentContext
 from proxy_postrender.nodes import kubeadm
-from proxy_postrender.nodes.kubeadm import NodePlan, NodeSettings
+from proxy_postrender.nodes.kubeadm import NodePlan
+from proxy_postrender.nodes.settings import NodeSettings
+
+# (the codes and the kinds, which the result and the engine read without this module)
+from proxy_postrender.nodes.watched import CODES as CODES
+from proxy_postrender.nodes.watched import DROPIN as DROPIN
+from proxy_postrender.nodes.watched import ENVIRONMENT as ENVIRONMENT
+from proxy_postrender.nodes.watched import EXPORTS as EXPORTS
+from proxy_postrender.nodes.watched import EXTENSION as EXTENSION
+from proxy_postrender.nodes.watched import EXTERNAL as EXTERNAL
+from proxy_postrender.nodes.watched import PROVIDER as PROVIDER
+from proxy_postrender.nodes.watched import WATCHED_KINDS as WATCHED_KINDS
+from proxy_postrender.nodes.watched import WINDOWS_CA as WINDOWS_CA
 from proxy_postrender.objects import api_group, dig
 from proxy_postrender.record import Record
 from proxy_postrender.structs import FrozenStruct, Struct, field
@@ -41,32 +53,6 @@ if TYPE_CHECKING:
 
     from proxy_postrender.noproxy.bootstraps import Bootstraps
     from proxy_postrender.targets import Target
-
-PROVIDER = "owner/provider-proxy"
-EXTENSION = "owner/proxy-extension"
-EXTERNAL = "owner/external-patch"
-DROPIN = "owner/dropin"
-EXPORTS = "owner/exports"
-ENVIRONMENT = "owner/environment"
-WINDOWS_CA = "nodes/windows-ca"
-
-# code, whether --strict makes it an error, what it means (docs/cluster-api.md)
-CODES: tuple[tuple[str, bool, str], ...] = (
-    (PROVIDER, True, "a provider sets the nodes' proxy itself (CAPVCD proxyConfigSpec)"),
-    (EXTENSION, True, "a runtime extension known to set the proxy drop-ins (CAREN)"),
-    (EXTERNAL, False, "a runtime-extension patch whose output the stream does not show"),
-    (DROPIN, True, "a kubeadm spec writes its own containerd or kubelet proxy drop-in"),
-    (EXPORTS, True, "preKubeadmCommands set proxy variables after the tool's exports"),
-    (ENVIRONMENT, True, "files write proxy variables into /etc/environment and the like"),
-    (WINDOWS_CA, True, "a Windows node template gets the proxy variables but not the CA"),
-)
-
-# the kinds the engine parses only for this watch (besides the target kinds)
-# (MachineDeployments, MachinePools and Machines: the bootstrap kinds they name,
-# nodes/uncovered.py)
-WATCHED_KINDS = frozenset(
-    {"Cluster", "VCDCluster", "VCDClusterTemplate", "MachineDeployment", "MachinePool", "Machine"}
-)
 
 _INFRA_GROUP = "infrastructure.cluster.x-k8s.io"
 _CAPI_GROUP = "cluster.x-k8s.io"

@@ -23,7 +23,6 @@ Pure data in, data out.
 
 from __future__ import annotations
 
-import bisect
 import ipaddress
 from collections.abc import Sequence
 
@@ -110,7 +109,9 @@ def first_proxied(ranges: clients.GoRanges, cidr: str) -> Address | None:
     network = ipaddress.ip_network(cidr, strict=False)
     first, last = int(network.network_address), int(network.broadcast_address)
     spans = ranges.ranges.get(network.version, ())
-    at = bisect.bisect_right(spans, (first, _NO_END)) - 1
+    from bisect import bisect_right  # lazy: only profiles that give pod networks
+
+    at = bisect_right(spans, (first, _NO_END)) - 1
     if at >= 0 and spans[at][0] <= first <= spans[at][1]:
         first = spans[at][1] + 1  # the spans do not touch: the next address is proxied
     if first > last:

@@ -23,7 +23,7 @@ from proxy_postrender.objects import api_group
 from proxy_postrender.structs import FrozenStruct
 
 if TYPE_CHECKING:
-    from proxy_postrender.noproxy.discovery import ClassRef, ClusterIndex
+    from proxy_postrender.noproxy.clusterindex import ClassRef, ClusterIndex
     from proxy_postrender.noproxy.envsources import EnvSources
 
 Env = tuple[tuple[str, str], ...]

@@ -12,7 +12,6 @@ taken out, so that narrowing the profile undoes the injection.
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Mapping, Sequence
 
 from proxy_postrender import TYPE_CHECKING
@@ -92,11 +91,9 @@ class Criteria(FrozenStruct):
     ) -> bool:
         if self.kinds and kind not in self.kinds:
             return False
-        if self.namespaces and (
-            namespace is None or not any(fnmatch.fnmatchcase(namespace, g) for g in self.namespaces)
-        ):
+        if self.namespaces and (namespace is None or not _globbed(namespace, self.namespaces)):
             return False
-        if self.names and not any(fnmatch.fnmatchcase(name, g) for g in self.names):
+        if self.names and not _globbed(name, self.names):
             return False
         return self.selector is None or self.selector.matches(labels)
 
@@ -166,9 +163,17 @@ class WorkloadSettings(FrozenStruct):
     def container_choice(self, name: str, init: bool) -> bool:
         if init and not self.init_containers:
             return False
-        if self.containers and not any(fnmatch.fnmatchcase(name, g) for g in self.containers):
+        if self.containers and not _globbed(name, self.containers):
             return False
-        return not any(fnmatch.fnmatchcase(name, g) for g in self.exclude_containers)
+        return not (self.exclude_containers and _globbed(name, self.exclude_containers))
+
+
+def _globbed(name: str, globs: Sequence[str]) -> bool:
+    """Whether a shell glob of ``globs`` matches ``name`` (case-sensitive); fnmatch is
+    imported only by a profile that gives globs (start-up)."""
+    import fnmatch
+
+    return any(fnmatch.fnmatchcase(name, glob) for glob in globs)
 
 
 def _annotation(obj: Mapping[str, Any], key: str, templates: Sequence[Any]) -> str | None:

@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 from proxy_postrender import TYPE_CHECKING
 from proxy_postrender.errors import ProfileError
-from proxy_postrender.nodes.kubeadm import NodeSettings
+from proxy_postrender.nodes.settings import NodeSettings
 from proxy_postrender.noproxy import scope, syntax
 from proxy_postrender.noproxy.scope import ClusterNetwork, NoProxyConfig
 from proxy_postrender.pods.selection import Criteria, LabelSelector, Requirement, WorkloadSettings

@@ -167,8 +167,9 @@ def field(option: Option, given: Mapping[Any, Any], where: str, ctx: Context) ->
 
 def default(option: Option, where: str, ctx: Context) -> Any:
     """The default of ``option``; a section's default is read for its own defaults."""
-    if option.kind.section is not None and isinstance(option.default, Mapping):
-        return read(option.kind.section, option.default, where, ctx)
+    table = option.kind.table() if isinstance(option.default, Mapping) else None
+    if table is not None:
+        return read(table, option.default, where, ctx)
     return option.default
 
 
@@ -362,7 +363,7 @@ def _object_name(option: Option, value: Any, where: str, ctx: Context) -> str:
 
 
 def _mapping(option: Option, value: Any, where: str, ctx: Context) -> dict[str, Any]:
-    section = option.kind.section
+    section = option.kind.table()
     assert section is not None
     if option.messages and not isinstance(value, Mapping):
         fail(option.messages, "mapping", where)
@@ -370,7 +371,7 @@ def _mapping(option: Option, value: Any, where: str, ctx: Context) -> dict[str, 
 
 
 def _mappings(option: Option, value: Any, where: str, ctx: Context) -> tuple[dict[str, Any], ...]:
-    section = option.kind.section
+    section = option.kind.table()
     assert section is not None
     if isinstance(value, list):
         items: list[Any] = value
@@ -382,7 +383,7 @@ def _mappings(option: Option, value: Any, where: str, ctx: Context) -> tuple[dic
 
 
 def _rules(option: Option, value: Any, where: str, ctx: Context) -> tuple[dict[str, Any], ...]:
-    section = option.kind.section
+    section = option.kind.table()
     assert section is not None
     if isinstance(value, Mapping):
         return (read(section, value, where, ctx),)

@@ -91,8 +91,9 @@ def _expanding(table: Section) -> list[str]:
     for option in table.options:
         if option.expand:
             found.append(f"{table.name}.{option.name}")
-        if option.kind.section is not None:
-            found += _expanding(option.kind.section)
+        inner = option.kind.table()
+        if inner is not None:
+            found += _expanding(inner)
     return found
 
 
@@ -121,7 +122,7 @@ def _value(
 ) -> Any:
     """One field's value: a section's mapping (or a list of them) field by field, any
     other value with every string in it expanded or checked."""
-    table = option.kind.section if option is not None else None
+    table = option.kind.table() if option is not None else None
     if table is not None and isinstance(value, Mapping):
         return section(table, value, where, environ, denied)
     if table is not None and isinstance(value, list):

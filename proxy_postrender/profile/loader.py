@@ -356,8 +356,10 @@ def _workloads_ca(ca: dict[str, Any] | None, pem: str | None) -> str | None:
 
 def _parse_profile_file(path: str) -> list[Any]:
     try:
-        with open(path, encoding="utf-8-sig") as handle:
-            text = handle.read()
+        # UTF-8 with its BOM taken off, as "utf-8-sig" would (whose codec module is one
+        # more import at start-up)
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read().removeprefix("\ufeff")
     except OSError as exc:
         raise ProfileError(f"cannot read profile {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:

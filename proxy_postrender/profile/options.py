@@ -40,6 +40,13 @@ class Kind(FrozenStruct):
     values: tuple[str, ...] = ()  # choice, presets, setters: the allowed values; addresses: kinds
     section: Section | None = None  # mapping, mappings, rules: the fields of each mapping
     limit: int | None = None  # object-name: the longest name
+    # mapping, mappings, rules: the function that makes the section on first use, in
+    # place of ``section`` (tables of list items a profile rarely has: start-up)
+    later: Callable[[], Section] | None = None
+
+    def table(self) -> Section | None:
+        """The fields of each mapping (mapping, mappings, rules), made now if need be."""
+        return self.section if self.later is None else self.later()
 
 
 class Option(FrozenStruct):
@@ -69,6 +76,11 @@ class Section(FrozenStruct):
     one_of: tuple[str, ...] = ()  # exactly one of these fields must be given
     rule: Rule | None = None  # the section's cross-field rule, run after its fields
     root: bool = False  # fields are named "WHERE: name" rather than "WHERE.name"
+
+
+if TYPE_CHECKING:
+    # the fields of each mapping: a section, or the function that makes it on first use
+    Fields = Section | Callable[[], Section]
 
 
 def section(
@@ -137,18 +149,24 @@ def object_name(limit: int | None = None) -> Kind:
     return Kind("object-name", limit=limit)
 
 
-def mapping(section: Section) -> Kind:
-    return Kind("mapping", section=section)
+def _with_fields(name: str, fields: Fields) -> Kind:
+    if isinstance(fields, Section):
+        return Kind(name, section=fields)
+    return Kind(name, later=fields)
 
 
-def mappings(section: Section) -> Kind:
+def mapping(fields: Fields) -> Kind:
+    return _with_fields("mapping", fields)
+
+
+def mappings(fields: Fields) -> Kind:
     """A list of mappings."""
-    return Kind("mappings", section=section)
+    return _with_fields("mappings", fields)
 
 
-def rule_list(section: Section) -> Kind:
+def rule_list(fields: Fields) -> Kind:
     """One mapping, or a list of them."""
-    return Kind("rules", section=section)
+    return _with_fields("rules", fields)
 
 
 def setters(*values: str) -> Kind:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from proxy_postrender import TYPE_CHECKING, targets
-from proxy_postrender.nodes.kubeadm import NodeSettings
+from proxy_postrender.nodes.settings import NodeSettings
 from proxy_postrender.noproxy import scope, syntax
 from proxy_postrender.noproxy.fleet import ClusterMatch
 from proxy_postrender.noproxy.scope import NoProxyConfig

@@ -90,13 +90,14 @@ def kind_words(option: Option) -> str:
         return f"{_ENTRIES[kind.values]}: {_LISTS}"
     if name == "setters":
         return f"map of JSONPath to one of {_values(kind.values)}"
-    assert kind.section is not None, name
+    table = kind.table()
+    assert table is not None, name
     if name == "mapping":
-        return f"mapping: {_link(kind.section)}"
+        return f"mapping: {_link(table)}"
     if name == "mappings":
-        return f"list of mappings: {_link(kind.section)}"
+        return f"list of mappings: {_link(table)}"
     if name == "rules":
-        return f"a rule or a list of rules: {_link(kind.section)}"
+        return f"a rule or a list of rules: {_link(table)}"
     raise ValueError(f"no words for the kind {name}")
 
 
@@ -149,7 +150,7 @@ def markdown() -> str:
         "<!-- from proxy_postrender/profile/tables.py: edit the tables, then run `make docs` -->",
         "",
     ]
-    for section in tables.SECTIONS:
+    for section in tables.sections():
         lines += table(section)
     return "\n".join([*lines, END])
 

@@ -103,7 +103,7 @@ def generate() -> dict[str, Any]:
     )
     definitions = {
         _name(section): _section(section)
-        for section in tables.SECTIONS
+        for section in tables.sections()
         if section is not tables.PROFILE
     }
     return {"$schema": DRAFT, "title": "ProxyProfile", **root, "definitions": definitions}
@@ -239,8 +239,9 @@ def _kind(option: Option, expanded: bool) -> dict[str, Any]:
             "propertyNames": {"pattern": CONTENT_PATH},
             "additionalProperties": _expandable(values) if expanded else values,
         }
-    assert kind.section is not None, name
-    ref = _ref(kind.section)
+    table = kind.table()
+    assert table is not None, name
+    ref = _ref(table)
     if name == "mapping":
         return ref
     if name == "mappings":

@@ -10,7 +10,7 @@ validates against it, schema.py and reference.py describe it.
 from __future__ import annotations
 
 from proxy_postrender import targets
-from proxy_postrender.nodes.kubeadm import DEFAULT_ENV_FILE
+from proxy_postrender.nodes.settings import DEFAULT_ENV_FILE
 from proxy_postrender.noproxy import presets as noproxy_presets
 from proxy_postrender.noproxy.scope import STYLES
 from proxy_postrender.pods.selection import OPERATORS
@@ -37,6 +37,7 @@ from proxy_postrender.profile.options import (
     TIMESTAMP,
     VARIABLE,
     Option,
+    Section,
     addresses,
     choice,
     const,
@@ -57,6 +58,10 @@ DEFAULT_KUBELET_DROPIN = "/etc/systemd/system/kubelet.service.d/http-proxy.conf"
 CA_ENV_DEFAULT = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS")
 CA_MODES = ("merged", "replace")  # spec.caBundle.mode: with a public root set, or the CA alone
 _NOT_A_MAPPING = {"mapping": "{where} must be a mapping"}
+# The tables of list items a profile rarely has (spec.workloads' rules and extraEnv,
+# spec.clusters, spec.targets): made on first use, by name (a run whose profile has none
+# never builds them: start-up).
+_MADE: dict[str, Section] = {}
 
 CLUSTER = section(
     "spec.cluster",
@@ -211,54 +216,72 @@ NODES = section(
     rule=rules.nodes,
 )
 
-REQUIREMENT = section(
-    "spec.workloads.include[].selector.matchExpressions[]",
-    Option("key", LABEL_KEY, "The label key.", null="check", required=True),
-    Option(
-        "operator",
-        choice(*OPERATORS),
-        "`NotIn` also matches when the label is absent.",
-        null="check",
-        required=True,
-    ),
-    Option(
-        "values",
-        STRINGS,
-        "The values, for `In` and `NotIn` (at least one); none for `Exists` and `DoesNotExist`.",
-        (),
-    ),
-    doc="A requirement of a label selector, with Kubernetes semantics.",
-    rule=rules.requirement,
-)
 
-SELECTOR = section(
-    "spec.workloads.include[].selector",
-    Option(
-        "matchLabels",
-        LABELS,
-        "Labels the object must have, with these values.",
-        (),
-        "falsy",
-        shown="`{}`",
-    ),
-    Option(
-        "matchExpressions",
-        mappings(REQUIREMENT),
-        "Requirements the object's labels must all meet.",
-        (),
-        "falsy",
-    ),
-    doc="A Kubernetes label selector, on the object's labels.",
-)
+def requirement_table() -> Section:
+    found = _MADE.get("REQUIREMENT")
+    if found is None:
+        found = _MADE["REQUIREMENT"] = section(
+            "spec.workloads.include[].selector.matchExpressions[]",
+            Option("key", LABEL_KEY, "The label key.", null="check", required=True),
+            Option(
+                "operator",
+                choice(*OPERATORS),
+                "`NotIn` also matches when the label is absent.",
+                null="check",
+                required=True,
+            ),
+            Option(
+                "values",
+                STRINGS,
+                "The values, for `In` and `NotIn` (at least one); none for `Exists` and "
+                "`DoesNotExist`.",
+                (),
+            ),
+            doc="A requirement of a label selector, with Kubernetes semantics.",
+            rule=rules.requirement,
+        )
+    return found
 
-RULE = section(
-    "spec.workloads.include[]",
-    Option("kinds", STRINGS, "Kinds, matched exactly.", ()),
-    Option("namespaces", STRINGS, "Namespaces, as shell globs.", ()),
-    Option("names", STRINGS, "Object names, as shell globs.", ()),
-    Option("selector", mapping(SELECTOR), "A label selector on the object's labels."),
-    doc="A rule of `include` or `exclude`: it matches when every criterion it gives matches.",
-)
+
+def selector_table() -> Section:
+    found = _MADE.get("SELECTOR")
+    if found is None:
+        found = _MADE["SELECTOR"] = section(
+            "spec.workloads.include[].selector",
+            Option(
+                "matchLabels",
+                LABELS,
+                "Labels the object must have, with these values.",
+                (),
+                "falsy",
+                shown="`{}`",
+            ),
+            Option(
+                "matchExpressions",
+                mappings(requirement_table),
+                "Requirements the object's labels must all meet.",
+                (),
+                "falsy",
+            ),
+            doc="A Kubernetes label selector, on the object's labels.",
+        )
+    return found
+
+
+def rule_table() -> Section:
+    found = _MADE.get("RULE")
+    if found is None:
+        found = _MADE["RULE"] = section(
+            "spec.workloads.include[]",
+            Option("kinds", STRINGS, "Kinds, matched exactly.", ()),
+            Option("namespaces", STRINGS, "Namespaces, as shell globs.", ()),
+            Option("names", STRINGS, "Object names, as shell globs.", ()),
+            Option("selector", mapping(selector_table), "A label selector on the object's labels."),
+            doc="A rule of `include` or `exclude`: it matches when every criterion it gives "
+            "matches.",
+        )
+    return found
+
 
 CONTAINERS = section(
     "spec.workloads.containers",
@@ -269,26 +292,37 @@ CONTAINERS = section(
 )
 
 _NAME_AND_VALUE = "{where}: must be a mapping with name and value"
-EXTRA_ENV = section(
-    "spec.workloads.extraEnv[]",
-    Option("name", ENV_NAME, "The variable's name.", null="check", required=True),
-    Option("value", STRING, "Its value.", null="check", required=True),
-    doc="One more variable for the chosen containers.",
-    messages={"mapping": _NAME_AND_VALUE, "keys": _NAME_AND_VALUE, "required": _NAME_AND_VALUE},
-)
+
+
+def extra_env_table() -> Section:
+    found = _MADE.get("EXTRA_ENV")
+    if found is None:
+        found = _MADE["EXTRA_ENV"] = section(
+            "spec.workloads.extraEnv[]",
+            Option("name", ENV_NAME, "The variable's name.", null="check", required=True),
+            Option("value", STRING, "Its value.", null="check", required=True),
+            doc="One more variable for the chosen containers.",
+            messages={
+                "mapping": _NAME_AND_VALUE,
+                "keys": _NAME_AND_VALUE,
+                "required": _NAME_AND_VALUE,
+            },
+        )
+    return found
+
 
 WORKLOADS = section(
     "spec.workloads",
     Option(
         "include",
-        rule_list(RULE),
+        rule_list(rule_table),
         "One rule, or a list of rules: an object is chosen when some rule matches (or there "
         "is none).",
         (),
     ),
     Option(
         "exclude",
-        rule_list(RULE),
+        rule_list(rule_table),
         "One rule, or a list of rules: an object that some rule matches is left out.",
         (),
     ),
@@ -316,7 +350,7 @@ WORKLOADS = section(
     ),
     Option(
         "extraEnv",
-        mappings(EXTRA_ENV),
+        mappings(extra_env_table),
         "More variables (`name`, `value`) for the same containers; not the proxy variables "
         "nor `JAVA_TOOL_OPTIONS`, each name once.",
         (),
@@ -442,133 +476,172 @@ CA_BUNDLE = section(
     one_of=("file", "pem"),
 )
 
-TARGET_SELECTOR = section(
-    "spec.targets[].selector",
-    Option("matchLabels", LABELS, "Labels the object must all have.", required=True),
-    doc="Which objects of the kind, by their labels.",
-)
 
-EMBEDDED = section(
-    "spec.targets[].embedded",
-    Option(
-        "path",
-        JSONPATH,
-        "JSONPath of the string field that holds the document.",
-        required=True,
-    ),
-    Option(
-        "format",
-        choice(*targets.EMBEDDED_FORMATS),
-        "How the document is written (a kubeconfig is YAML).",
-        "yaml",
-    ),
-    Option(
-        "encoding",
-        choice(*targets.ENCODINGS),
-        "`base64`: the field holds the document base64-encoded (a Secret's `data`).",
-        "none",
-    ),
-    doc="A document held as text in a field: the `set` paths apply inside it "
-    "([Embedded documents](#embedded-documents)).",
-)
+def target_selector_table() -> Section:
+    found = _MADE.get("TARGET_SELECTOR")
+    if found is None:
+        found = _MADE["TARGET_SELECTOR"] = section(
+            "spec.targets[].selector",
+            Option("matchLabels", LABELS, "Labels the object must all have.", required=True),
+            doc="Which objects of the kind, by their labels.",
+        )
+    return found
 
-TARGET = section(
-    "spec.targets[]",
-    Option(
-        "preset",
-        choice(*targets.TARGET_PRESETS),
-        "A built-in entry by name (`ocm-addon`, `ocm-klusterlet`, `kapp-controller`); alone.",
-    ),
-    Option(
-        "apiVersion",
-        STRING,
-        "The kind's API version; the group counts, not the version.",
-    ),
-    Option("kind", STRING, "The kind; not one of the built-in targets."),
-    Option(
-        "podTemplate",
-        JSONPATH,
-        "JSONPath of a PodTemplateSpec: its spec gets the workload treatment.",
-    ),
-    Option(
-        "set",
-        setters(*targets.FIELD_VALUES),
-        "JSONPaths of the object's content (or of the embedded document), each set from a "
-        "profile value; `[*]` stands for every item of a list.",
-    ),
-    Option("name", object_name(253), "Only the object of this name."),
-    Option("namespace", object_name(63), "Only objects of this namespace."),
-    Option("selector", mapping(TARGET_SELECTOR), TARGET_SELECTOR.doc),
-    Option("embedded", mapping(EMBEDDED), EMBEDDED.doc),
-    doc="A kind the tool changes besides the built-in ones: see "
-    "[Custom targets](#custom-targets-spectargets).",
-)  # for the docs and the schema: loader._targets parses spec.targets by hand
 
-CLUSTER_MATCH = section(
-    "spec.clusters[].match",
-    Option(
-        "names",
-        STRINGS,
-        "Cluster API `Cluster` objects by `[NAMESPACE/]NAME`; a name without a namespace "
-        "matches a Cluster of that name in any namespace.",
-        (),
-    ),
-    Option(
-        "labels",
-        LABELS,
-        "Labels the `Cluster` must all have, with these values.",
-        (),
-        "falsy",
-        shown="`{}`",
-    ),
-    doc="Which Clusters an entry is for: a Cluster matches when it is named (or no names "
-    "are given) and has every label (or no labels are given); at least one of the two.",
-    rule=rules.cluster_match,
-)
+def embedded_table() -> Section:
+    found = _MADE.get("EMBEDDED")
+    if found is None:
+        found = _MADE["EMBEDDED"] = section(
+            "spec.targets[].embedded",
+            Option(
+                "path",
+                JSONPATH,
+                "JSONPath of the string field that holds the document.",
+                required=True,
+            ),
+            Option(
+                "format",
+                choice(*targets.EMBEDDED_FORMATS),
+                "How the document is written (a kubeconfig is YAML).",
+                "yaml",
+            ),
+            Option(
+                "encoding",
+                choice(*targets.ENCODINGS),
+                "`base64`: the field holds the document base64-encoded (a Secret's `data`).",
+                "none",
+            ),
+            doc="A document held as text in a field: the `set` paths apply inside it "
+            "([Embedded documents](#embedded-documents)).",
+        )
+    return found
 
-CLUSTER_NODES = section(
-    "spec.clusters[].nodes",
-    Option(
-        "secretName",
-        object_name(253),
-        "The Secret the nodes of these clusters read in secret mode "
-        "(`spec.nodes.credentials: secret`).",
-    ),
-    doc="What of `spec.nodes` an entry may change.",
-)
 
-CLUSTER_ENTRY = section(
-    "spec.clusters[]",
-    Option("match", mapping(CLUSTER_MATCH), CLUSTER_MATCH.doc, null="check", required=True),
-    Option(
-        "httpProxy",
-        PROXY_URL,
-        "Replaces `spec.httpProxy` for these clusters (the same rules).",
-        expand=True,
-    ),
-    Option(
-        "httpsProxy",
-        PROXY_URL,
-        "Replaces `spec.httpsProxy` for these clusters (the same rules).",
-        expand=True,
-    ),
-    Option(
-        "noProxy",
-        NO_PROXY,
-        "Added after `spec.noProxy` for these clusters (the same rules).",
-        (),
-    ),
-    Option(
-        "credentials",
-        mapping(CREDENTIALS),
-        "Replaces `spec.credentials` for these clusters.",
-    ),
-    Option("caBundle", mapping(CA_BUNDLE), "Replaces `spec.caBundle` for these clusters."),
-    Option("nodes", mapping(CLUSTER_NODES), CLUSTER_NODES.doc),
-    doc="A per-cluster entry: what the nodes of the matching Clusters get instead of the "
-    "defaults, and the workloads with `--cluster`; the first entry that matches wins. See "
-    "[Fleets](cluster-api.md#fleets-one-profile-for-many-clusters).",
-)
+def target_table() -> Section:
+    # for the docs and the schema: loader._targets parses spec.targets by hand
+    found = _MADE.get("TARGET")
+    if found is None:
+        found = _MADE["TARGET"] = section(
+            "spec.targets[]",
+            Option(
+                "preset",
+                choice(*targets.TARGET_PRESETS),
+                "A built-in entry by name (`ocm-addon`, `ocm-klusterlet`, "
+                "`kapp-controller`); alone.",
+            ),
+            Option(
+                "apiVersion",
+                STRING,
+                "The kind's API version; the group counts, not the version.",
+            ),
+            Option("kind", STRING, "The kind; not one of the built-in targets."),
+            Option(
+                "podTemplate",
+                JSONPATH,
+                "JSONPath of a PodTemplateSpec: its spec gets the workload treatment.",
+            ),
+            Option(
+                "set",
+                setters(*targets.FIELD_VALUES),
+                "JSONPaths of the object's content (or of the embedded document), each set from a "
+                "profile value; `[*]` stands for every item of a list.",
+            ),
+            Option("name", object_name(253), "Only the object of this name."),
+            Option("namespace", object_name(63), "Only objects of this namespace."),
+            Option("selector", mapping(target_selector_table), target_selector_table().doc),
+            Option("embedded", mapping(embedded_table), embedded_table().doc),
+            doc="A kind the tool changes besides the built-in ones: see "
+            "[Custom targets](#custom-targets-spectargets).",
+        )
+    return found
+
+
+def cluster_match_table() -> Section:
+    found = _MADE.get("CLUSTER_MATCH")
+    if found is None:
+        found = _MADE["CLUSTER_MATCH"] = section(
+            "spec.clusters[].match",
+            Option(
+                "names",
+                STRINGS,
+                "Cluster API `Cluster` objects by `[NAMESPACE/]NAME`; a name without a namespace "
+                "matches a Cluster of that name in any namespace.",
+                (),
+            ),
+            Option(
+                "labels",
+                LABELS,
+                "Labels the `Cluster` must all have, with these values.",
+                (),
+                "falsy",
+                shown="`{}`",
+            ),
+            doc="Which Clusters an entry is for: a Cluster matches when it is named (or no names "
+            "are given) and has every label (or no labels are given); at least one of the two.",
+            rule=rules.cluster_match,
+        )
+    return found
+
+
+def cluster_nodes_table() -> Section:
+    found = _MADE.get("CLUSTER_NODES")
+    if found is None:
+        found = _MADE["CLUSTER_NODES"] = section(
+            "spec.clusters[].nodes",
+            Option(
+                "secretName",
+                object_name(253),
+                "The Secret the nodes of these clusters read in secret mode "
+                "(`spec.nodes.credentials: secret`).",
+            ),
+            doc="What of `spec.nodes` an entry may change.",
+        )
+    return found
+
+
+def cluster_entry_table() -> Section:
+    found = _MADE.get("CLUSTER_ENTRY")
+    if found is None:
+        found = _MADE["CLUSTER_ENTRY"] = section(
+            "spec.clusters[]",
+            Option(
+                "match",
+                mapping(cluster_match_table),
+                cluster_match_table().doc,
+                null="check",
+                required=True,
+            ),
+            Option(
+                "httpProxy",
+                PROXY_URL,
+                "Replaces `spec.httpProxy` for these clusters (the same rules).",
+                expand=True,
+            ),
+            Option(
+                "httpsProxy",
+                PROXY_URL,
+                "Replaces `spec.httpsProxy` for these clusters (the same rules).",
+                expand=True,
+            ),
+            Option(
+                "noProxy",
+                NO_PROXY,
+                "Added after `spec.noProxy` for these clusters (the same rules).",
+                (),
+            ),
+            Option(
+                "credentials",
+                mapping(CREDENTIALS),
+                "Replaces `spec.credentials` for these clusters.",
+            ),
+            Option("caBundle", mapping(CA_BUNDLE), "Replaces `spec.caBundle` for these clusters."),
+            Option("nodes", mapping(cluster_nodes_table), cluster_nodes_table().doc),
+            doc="A per-cluster entry: what the nodes of the matching Clusters get instead of the "
+            "defaults, and the workloads with `--cluster`; the first entry that matches wins. See "
+            "[Fleets](cluster-api.md#fleets-one-profile-for-many-clusters).",
+        )
+    return found
+
 
 SPEC = section(
     "spec",
@@ -650,14 +723,14 @@ SPEC = section(
     Option("caBundle", mapping(CA_BUNDLE), CA_BUNDLE.doc),
     Option(
         "clusters",
-        mappings(CLUSTER_ENTRY),
+        mappings(cluster_entry_table),
         "Per-cluster entries (`match`, then what differs from the defaults): "
         "see [Fleets](cluster-api.md#fleets-one-profile-for-many-clusters).",
         (),
     ),
     Option(
         "targets",
-        mappings(TARGET),
+        mappings(target_table),
         "More kinds: pod templates in CRDs, and fields set from profile values: see "
         "[Custom targets](#custom-targets-spectargets).",
         (),
@@ -687,26 +760,28 @@ PROFILE = section(
     root=True,
 )
 
-# every table, in the order of the reference
-SECTIONS = (
-    PROFILE,
-    METADATA,
-    SPEC,
-    CLUSTER,
-    NODES,
-    WORKLOADS,
-    RULE,
-    SELECTOR,
-    REQUIREMENT,
-    CONTAINERS,
-    EXTRA_ENV,
-    CREDENTIALS,
-    FROM_ENV,
-    CA_BUNDLE,
-    CLUSTER_ENTRY,
-    CLUSTER_MATCH,
-    CLUSTER_NODES,
-    TARGET,
-    TARGET_SELECTOR,
-    EMBEDDED,
-)
+
+def sections() -> tuple[Section, ...]:
+    """Every table, in the order of the reference (those made on first use made now)."""
+    return (
+        PROFILE,
+        METADATA,
+        SPEC,
+        CLUSTER,
+        NODES,
+        WORKLOADS,
+        rule_table(),
+        selector_table(),
+        requirement_table(),
+        CONTAINERS,
+        extra_env_table(),
+        CREDENTIALS,
+        FROM_ENV,
+        CA_BUNDLE,
+        cluster_entry_table(),
+        cluster_match_table(),
+        cluster_nodes_table(),
+        target_table(),
+        target_selector_table(),
+        embedded_table(),
+    )

@@ -146,6 +146,8 @@ def _clusters(
     index = discover_stream(segments, namespace)
     found = index.bootstraps
     clusters = list(index.clusters.values())
+    if found is None:  # (the discovery always reads them)
+        return clusters, {}, {}
     return clusters, uncovered.unconfigured(found), uncovered.provider_notes(found)
 
 
