@@ -184,6 +184,21 @@ def resolve_plain(value: str) -> Any:
     return _RESOLVER.plain(value)
 
 
+# A mapping entry's line, read once per run (the same lines recur in document after
+# document: "replicas: 2", "- name: app", "imagePullPolicy: IfNotPresent"), by its
+# content from the key on: the key's node (end, text, style, null) and data, the
+# offset just after its colon, the offset of the value, and the value when it is a
+# scalar that ends on the line (its node's end, text, style, null, and its data);
+# offsets from the key. What a line reads as is a function of its text alone (a flow
+# collection, whose nesting bound depends on its depth, is not kept); its data is a
+# scalar, which nothing changes in place. Bounded: past _MAX_LINES lines it is
+# emptied; lines longer than _MAX_LINE are not kept.
+_Scalar = tuple[int, str, str, bool, "Any"]
+_Line = tuple[int, str, str, bool, "Any", int, int, "_Scalar | None"]
+_LINES: Final[dict[str, _Line]] = {}
+_MAX_LINES: Final = 4096
+_MAX_LINE: Final = 256
+
 _SHALLOWER: Final[dict[int, re.Pattern[str]]] = {}
 # Bounds of the memo of regions read: characters of one region, characters of all
 # regions kept, and regions seen once (their hashes are kept).
@@ -440,11 +455,23 @@ class _Reader:
         pairs: list[tuple[Node, Node]] = []
         data: dict[Any, Any] = {}
         start = offset
+        lines = _LINES
         while True:
-            key_node, key, after = _key(s, offset)
-            rest = s[after:].lstrip(" ")
-            rest_offset = offset + len(s) - len(rest)
-            value_node, value, i = self.value_after(i, rest, rest_offset, offset + after, col, True)
+            line = lines.get(s)
+            if line is None:
+                line = self._line(s)
+            key_end, key_text, key_style, key_null, key, after, rest_at, scalar = line
+            key_node = ScalarNode(offset, offset + key_end, key_text, key_style, key_null)
+            value_node: Node
+            if scalar is not None:  # a scalar that ends on this line
+                value_end, text, style, null, value = scalar
+                at = offset + rest_at
+                value_node = ScalarNode(at, at + value_end, text, style, null)
+                i += 1
+            else:
+                value_node, value, i = self.value_after(
+                    i, s[rest_at:], offset + rest_at, offset + after, col, True
+                )
             if key in data or not _usable_key(key):
                 raise Declined("duplicate or unusual key")
             data[key] = value
@@ -455,6 +482,25 @@ class _Reader:
             s = self.stripped[i]
             offset = self.starts[i] + col
         return MappingNode(start, pairs[-1][1].end, pairs, True), data, i
+
+    def _line(self, s: str) -> _Line:
+        """A mapping entry's line ``s`` read at offset 0 (:data:`_LINES`): its key, where
+        its value starts, and that value when it is a scalar that ends on the line."""
+        key_node, key, after = _key(s, 0)
+        rest = s[after:].lstrip(" ")
+        rest_at = len(s) - len(rest)
+        scalar: _Scalar | None = None
+        if rest and rest[0] not in "#|>[{":  # (a flow collection is read at its depth)
+            node, value = self.inline(rest, 0)
+            assert isinstance(node, ScalarNode)
+            scalar = (node.end, node.value, node.style, node.null, value)
+        line = (key_node.end, key_node.value, key_node.style, key_node.null, key, after)
+        found = (*line, rest_at, scalar)
+        if len(s) <= _MAX_LINE:
+            if len(_LINES) >= _MAX_LINES:
+                _LINES.clear()
+            _LINES[s] = found
+        return found
 
     def sequence(self, i: int, col: int) -> tuple[Node, Any, int]:
         """A block sequence whose first dash is on line ``i`` at column ``col``."""
