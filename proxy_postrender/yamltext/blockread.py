@@ -456,6 +456,7 @@ class _Reader:
         data: dict[Any, Any] = {}
         start = offset
         lines = _LINES
+        stripped, indent, starts, n = self.stripped, self.indent, self.starts, self.n
         while True:
             line = lines.get(s)
             if line is None:
@@ -472,15 +473,24 @@ class _Reader:
                 value_node, value, i = self.value_after(
                     i, s[rest_at:], offset + rest_at, offset + after, col, True
                 )
-            if key in data or not _usable_key(key):
+            if key in data or (type(key) is not str and not _usable_key(key)):
                 raise Declined("duplicate or unusual key")
             data[key] = value
             pairs.append((key_node, value_node))
-            i, more = self.sibling(i, col)
-            if not more or _is_dash(self.stripped[i]):
+            # the next entry: :meth:`sibling` and :func:`_is_dash`, written out (a call
+            # each costs more than their work, once per entry of every document)
+            while i < n:
+                s = stripped[i]
+                if s and s[0] != "#":
+                    break
+                i += 1
+            if i >= n or indent[i] < col:
+                break
+            if indent[i] > col:
+                raise Declined("indentation")
+            if s[0] == "-" and (len(s) == 1 or s[1] == " "):
                 break  # a dash here is an indentless sequence's next item: the caller's
-            s = self.stripped[i]
-            offset = self.starts[i] + col
+            offset = starts[i] + col
         return MappingNode(start, pairs[-1][1].end, pairs, True), data, i
 
     def _line(self, s: str) -> _Line:
