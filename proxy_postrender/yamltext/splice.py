@@ -371,14 +371,23 @@ def _key(value: Any) -> Any:
     in order. Raises :class:`_Unkeyed` on any other type (it is rendered uncached)."""
     # (``type(value) is`` each time: it tells the compiled build the type, for the
     # loops; lists, then tuples: a list comprehension is made in one go)
+    # (a string is its own key: taken without a call, most parts are strings)
     if type(value) is str or value is None:
         return value  # equal to no key of another type
     if type(value) is dict:
-        return (dict, tuple([(_key(k), _key(v)) for k, v in value.items()]))
+        return (
+            dict,
+            tuple(
+                [
+                    (k if type(k) is str else _key(k), v if type(v) is str else _key(v))
+                    for k, v in value.items()
+                ]
+            ),
+        )
     if type(value) is list:
-        return (list, tuple([_key(v) for v in value]))
+        return (list, tuple([v if type(v) is str else _key(v) for v in value]))
     if type(value) is tuple:
-        return (tuple, tuple([_key(v) for v in value]))
+        return (tuple, tuple([v if type(v) is str else _key(v) for v in value]))
     if type(value) is int or type(value) is bool:
         return (type(value), value)
     raise _Unkeyed
