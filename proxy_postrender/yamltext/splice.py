@@ -281,10 +281,12 @@ def detect_style(text: str, root: Node) -> Style:
         seen.add(id(node))
         # (the loops below push in reverse without building a reversed copy: this runs
         # for every changed document)
+        # (only collections are pushed: a scalar has nothing to tell)
         if not isinstance(node, MappingNode) or not is_block(node):
             if isinstance(node, SequenceNode):
                 for item in reversed(node.value):
-                    stack.append(item)
+                    if isinstance(item, (MappingNode, SequenceNode)):
+                        stack.append(item)
             continue
         for key_node, value in node.value:
             if not isinstance(value, (MappingNode, SequenceNode)) or not value.block:
@@ -300,7 +302,8 @@ def detect_style(text: str, root: Node) -> Style:
                 except Unsupported:
                     pass  # no dash line of its own: look further
         for _, value in reversed(node.value):
-            stack.append(value)
+            if isinstance(value, (MappingNode, SequenceNode)):
+                stack.append(value)
     return Style(
         map_indent if map_indent and map_indent > 0 else 2,
         seq_offset if seq_offset is not None and seq_offset >= 0 else 2,
