@@ -26,6 +26,7 @@ entries, the same ``resources``) is read once.
 from __future__ import annotations
 
 import re
+from itertools import accumulate
 
 from proxy_postrender import TYPE_CHECKING
 from proxy_postrender.patterns import compiled
@@ -263,11 +264,9 @@ class _Reader:
         stripped = [line.lstrip(" ") for line in lines]
         self.stripped = stripped
         self.indent = [len(a) - len(b) for a, b in zip(lines, stripped, strict=True)]
-        starts = [0] * len(lines)
-        pos = 0
-        for index, line in enumerate(lines):
-            starts[index] = pos
-            pos += len(line) + 1
+        # where each line starts: the sums of the lengths before it (in C)
+        starts = list(accumulate([len(line) + 1 for line in lines], initial=0))
+        starts.pop()
         self.starts = starts
 
     def next_content(self, i: int) -> int:
@@ -425,7 +424,7 @@ class _Reader:
             s = self.stripped[j]
             dash = _is_dash(s)
             if jcol > col or (jcol == col and dash and indentless_ok):
-                if dash or _looks_like_key(s):
+                if dash or s in _LINES or _looks_like_key(s):
                     return self.node_at(j)
                 if jcol == col:
                     raise Declined("value at the indentation of its key")
@@ -516,13 +515,14 @@ class _Reader:
         """A block sequence whose first dash is on line ``i`` at column ``col``."""
         items: list[Node] = []
         data: list[Any] = []
-        starts = self.starts
+        stripped, indent, starts, n = self.stripped, self.indent, self.starts, self.n
         start = starts[i] + col
         while True:
-            s = self.stripped[i]
+            s = stripped[i]
             rest = s[1:].lstrip(" ")
             rest_offset = starts[i] + col + len(s) - len(rest)
-            if rest and _looks_like_key(rest):
+            # (a line read as a mapping entry before is one: _LINES)
+            if rest and (rest in _LINES or _looks_like_key(rest)):
                 self.depth += 1  # a mapping in the item: one level deeper
                 if self.depth > MAX_DEPTH:
                     raise Declined("nested too deeply")
@@ -537,8 +537,17 @@ class _Reader:
                     raise Declined("null sequence item")
             items.append(node)
             data.append(value)
-            i, more = self.sibling(i, col)
-            if not more or not _is_dash(self.stripped[i]):
+            # the next item: :meth:`sibling` and :func:`_is_dash`, written out
+            while i < n:
+                s = stripped[i]
+                if s and s[0] != "#":
+                    break
+                i += 1
+            if i >= n or indent[i] < col:
+                break
+            if indent[i] > col:
+                raise Declined("indentation")
+            if not (s[0] == "-" and (len(s) == 1 or s[1] == " ")):
                 break  # the end of an indentless sequence; the caller checks the line
         return SequenceNode(start, items[-1].end, items, True), data, i
 
