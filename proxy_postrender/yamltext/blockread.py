@@ -200,6 +200,16 @@ _LINES: Final[dict[str, _Line]] = {}
 _MAX_LINES: Final = 4096
 _MAX_LINE: Final = 256
 
+# The flow collections read (a line's text from the opening bracket on): the nodes at
+# offset 0, the data, the end, and how many collections deep it goes. The same lines
+# recur ("- {name: http, containerPort: 8080}"); a hit hands out a copy of the nodes
+# at the offset where the text is and of the data, the same as reading it again gives
+# (the nesting bound is checked at the depth where it is read). At most _MAX_FLOWS
+# texts (then it is emptied), none longer than _MAX_FLOW.
+_FLOWS: Final[dict[str, tuple[Node, Any, int, int]]] = {}
+_MAX_FLOWS: Final = 1024
+_MAX_FLOW: Final = 256
+
 _SHALLOWER: Final[dict[int, re.Pattern[str]]] = {}
 # Bounds of the memo of regions read: characters of one region, characters of all
 # regions kept, and regions seen once (their hashes are kept).
@@ -294,7 +304,7 @@ class _Reader:
             value = _quoted(first, s[1 : end - 1])
             return ScalarNode(offset, offset + end, value, first, False), value
         if first == "[" or first == "{":
-            node, data, end = _flow(s, 0, offset, self.depth + 1)
+            node, data, end = _flow_at(s, offset, self.depth + 1)
             _check_tail(s, end)
             return node, data
         if first == "|" or first == ">":
@@ -702,6 +712,55 @@ def _flow(s: str, pos: int, offset: int, depth: int) -> tuple[Node, Any, int]:
     if opener == "[":
         return SequenceNode(start, offset + end, items, False), data_items, end
     return MappingNode(start, offset + end, items, False), dict(data_items), end
+
+
+def _flow_at(s: str, offset: int, depth: int) -> tuple[Node, Any, int]:
+    """:func:`_flow` of the flow collection that starts ``s`` (at ``offset``), through
+    :data:`_FLOWS`: a text read before gives a copy of what it read then."""
+    found = _FLOWS.get(s)
+    if found is not None:
+        node, data, end, levels = found
+        if depth + levels - 1 <= MAX_DEPTH:
+            return _shifted(node, offset), _copied(data), end
+        # (deeper than the bound here: read again, which declines it)
+    node, data, end = _flow(s, 0, 0, depth)
+    if len(s) <= _MAX_FLOW:
+        if len(_FLOWS) >= _MAX_FLOWS:
+            _FLOWS.clear()
+        _FLOWS[s] = (node, data, end, _levels(node))
+        data = _copied(data)  # (what is kept is never handed out)
+    return _shifted(node, offset), data, end
+
+
+def _shifted(node: Node, by: int) -> Node:
+    """A copy of a flow collection's nodes, ``by`` characters further on."""
+    if isinstance(node, ScalarNode):
+        return ScalarNode(node.start + by, node.end + by, node.value, node.style, node.null)
+    if isinstance(node, MappingNode):
+        pairs = [(_shifted(k, by), _shifted(v, by)) for k, v in node.value]
+        return MappingNode(node.start + by, node.end + by, pairs, False)
+    assert isinstance(node, SequenceNode)
+    items = [_shifted(item, by) for item in node.value]
+    return SequenceNode(node.start + by, node.end + by, items, False)
+
+
+def _copied(data: Any) -> Any:
+    """A copy of a flow collection's data: its dicts and lists new, its scalars shared
+    (the planners' operations change collections in place, never a scalar)."""
+    if type(data) is dict:
+        return {k: _copied(v) for k, v in data.items()}
+    if type(data) is list:
+        return [_copied(v) for v in data]
+    return data
+
+
+def _levels(node: Node) -> int:
+    """How many collections deep a flow collection's nodes go (1: no nested one)."""
+    if isinstance(node, MappingNode):
+        return 1 + max((max(_levels(k), _levels(v)) for k, v in node.value), default=0)
+    if isinstance(node, SequenceNode):
+        return 1 + max((_levels(item) for item in node.value), default=0)
+    return 0
 
 
 def _skip_spaces(s: str, pos: int) -> int:
