@@ -528,6 +528,13 @@ def test_the_ascii_test_for_unread_characters_is_the_full_one(text: str) -> None
     ascii_only = blockread._UNREAD_ASCII.search(text)
     assert (full is None) == (ascii_only is None)
     assert full is None or ascii_only is None or full.start() == ascii_only.start()
+    assert blockread._unread(text) == (full is not None)  # the test the reader makes
+
+
+def test_the_test_for_unread_characters_takes_each_ascii_character_as_the_pattern() -> None:
+    for code in range(0x80):
+        for text in (chr(code), f"a: b{chr(code)}\nc: d\n"):
+            assert blockread._unread(text) == (blockread._UNREAD.search(text) is not None)
 
 
 def test_plain_scalars_resolve_the_same_from_the_resolvers_cache() -> None:

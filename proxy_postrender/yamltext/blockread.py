@@ -26,6 +26,7 @@ entries, the same ``resources``) is read once.
 from __future__ import annotations
 
 import re
+from itertools import accumulate
 
 from proxy_postrender import TYPE_CHECKING
 from proxy_postrender.patterns import compiled
@@ -184,6 +185,31 @@ def resolve_plain(value: str) -> Any:
     return _RESOLVER.plain(value)
 
 
+# A mapping entry's line, read once per run (the same lines recur in document after
+# document: "replicas: 2", "- name: app", "imagePullPolicy: IfNotPresent"), by its
+# content from the key on: the key's node (end, text, style, null) and data, the
+# offset just after its colon, the offset of the value, and the value when it is a
+# scalar that ends on the line (its node's end, text, style, null, and its data);
+# offsets from the key. What a line reads as is a function of its text alone (a flow
+# collection, whose nesting bound depends on its depth, is not kept); its data is a
+# scalar, which nothing changes in place. Bounded: past _MAX_LINES lines it is
+# emptied; lines longer than _MAX_LINE are not kept.
+_Scalar = tuple[int, str, str, bool, "Any"]
+_Line = tuple[int, str, str, bool, "Any", int, int, "_Scalar | None"]
+_LINES: Final[dict[str, _Line]] = {}
+_MAX_LINES: Final = 4096
+_MAX_LINE: Final = 256
+
+# The flow collections read (a line's text from the opening bracket on): the nodes at
+# offset 0, the data, the end, and how many collections deep it goes. The same lines
+# recur ("- {name: http, containerPort: 8080}"); a hit hands out a copy of the nodes
+# at the offset where the text is and of the data, the same as reading it again gives
+# (the nesting bound is checked at the depth where it is read). At most _MAX_FLOWS
+# texts (then it is emptied), none longer than _MAX_FLOW.
+_FLOWS: Final[dict[str, tuple[Node, Any, int, int]]] = {}
+_MAX_FLOWS: Final = 1024
+_MAX_FLOW: Final = 256
+
 _SHALLOWER: Final[dict[int, re.Pattern[str]]] = {}
 # Bounds of the memo of regions read: characters of one region, characters of all
 # regions kept, and regions seen once (their hashes are kept).
@@ -248,11 +274,9 @@ class _Reader:
         stripped = [line.lstrip(" ") for line in lines]
         self.stripped = stripped
         self.indent = [len(a) - len(b) for a, b in zip(lines, stripped, strict=True)]
-        starts = [0] * len(lines)
-        pos = 0
-        for index, line in enumerate(lines):
-            starts[index] = pos
-            pos += len(line) + 1
+        # where each line starts: the sums of the lengths before it (in C)
+        starts = list(accumulate([len(line) + 1 for line in lines], initial=0))
+        starts.pop()
         self.starts = starts
 
     def next_content(self, i: int) -> int:
@@ -280,7 +304,7 @@ class _Reader:
             value = _quoted(first, s[1 : end - 1])
             return ScalarNode(offset, offset + end, value, first, False), value
         if first == "[" or first == "{":
-            node, data, end = _flow(s, 0, offset, self.depth + 1)
+            node, data, end = _flow_at(s, offset, self.depth + 1)
             _check_tail(s, end)
             return node, data
         if first == "|" or first == ">":
@@ -410,7 +434,7 @@ class _Reader:
             s = self.stripped[j]
             dash = _is_dash(s)
             if jcol > col or (jcol == col and dash and indentless_ok):
-                if dash or _looks_like_key(s):
+                if dash or s in _LINES or _looks_like_key(s):
                     return self.node_at(j)
                 if jcol == col:
                     raise Declined("value at the indentation of its key")
@@ -440,33 +464,75 @@ class _Reader:
         pairs: list[tuple[Node, Node]] = []
         data: dict[Any, Any] = {}
         start = offset
+        lines = _LINES
+        stripped, indent, starts, n = self.stripped, self.indent, self.starts, self.n
         while True:
-            key_node, key, after = _key(s, offset)
-            rest = s[after:].lstrip(" ")
-            rest_offset = offset + len(s) - len(rest)
-            value_node, value, i = self.value_after(i, rest, rest_offset, offset + after, col, True)
-            if key in data or not _usable_key(key):
+            line = lines.get(s)
+            if line is None:
+                line = self._line(s)
+            key_end, key_text, key_style, key_null, key, after, rest_at, scalar = line
+            key_node = ScalarNode(offset, offset + key_end, key_text, key_style, key_null)
+            value_node: Node
+            if scalar is not None:  # a scalar that ends on this line
+                value_end, text, style, null, value = scalar
+                at = offset + rest_at
+                value_node = ScalarNode(at, at + value_end, text, style, null)
+                i += 1
+            else:
+                value_node, value, i = self.value_after(
+                    i, s[rest_at:], offset + rest_at, offset + after, col, True
+                )
+            if key in data or (type(key) is not str and not _usable_key(key)):
                 raise Declined("duplicate or unusual key")
             data[key] = value
             pairs.append((key_node, value_node))
-            i, more = self.sibling(i, col)
-            if not more or _is_dash(self.stripped[i]):
+            # the next entry: :meth:`sibling` and :func:`_is_dash`, written out (a call
+            # each costs more than their work, once per entry of every document)
+            while i < n:
+                s = stripped[i]
+                if s and s[0] != "#":
+                    break
+                i += 1
+            if i >= n or indent[i] < col:
+                break
+            if indent[i] > col:
+                raise Declined("indentation")
+            if s[0] == "-" and (len(s) == 1 or s[1] == " "):
                 break  # a dash here is an indentless sequence's next item: the caller's
-            s = self.stripped[i]
-            offset = self.starts[i] + col
+            offset = starts[i] + col
         return MappingNode(start, pairs[-1][1].end, pairs, True), data, i
+
+    def _line(self, s: str) -> _Line:
+        """A mapping entry's line ``s`` read at offset 0 (:data:`_LINES`): its key, where
+        its value starts, and that value when it is a scalar that ends on the line."""
+        key_node, key, after = _key(s, 0)
+        rest = s[after:].lstrip(" ")
+        rest_at = len(s) - len(rest)
+        scalar: _Scalar | None = None
+        if rest and rest[0] not in "#|>[{":  # (a flow collection is read at its depth)
+            node, value = self.inline(rest, 0)
+            assert isinstance(node, ScalarNode)
+            scalar = (node.end, node.value, node.style, node.null, value)
+        line = (key_node.end, key_node.value, key_node.style, key_node.null, key, after)
+        found = (*line, rest_at, scalar)
+        if len(s) <= _MAX_LINE:
+            if len(_LINES) >= _MAX_LINES:
+                _LINES.clear()
+            _LINES[s] = found
+        return found
 
     def sequence(self, i: int, col: int) -> tuple[Node, Any, int]:
         """A block sequence whose first dash is on line ``i`` at column ``col``."""
         items: list[Node] = []
         data: list[Any] = []
-        starts = self.starts
+        stripped, indent, starts, n = self.stripped, self.indent, self.starts, self.n
         start = starts[i] + col
         while True:
-            s = self.stripped[i]
+            s = stripped[i]
             rest = s[1:].lstrip(" ")
             rest_offset = starts[i] + col + len(s) - len(rest)
-            if rest and _looks_like_key(rest):
+            # (a line read as a mapping entry before is one: _LINES)
+            if rest and (rest in _LINES or _looks_like_key(rest)):
                 self.depth += 1  # a mapping in the item: one level deeper
                 if self.depth > MAX_DEPTH:
                     raise Declined("nested too deeply")
@@ -481,8 +547,17 @@ class _Reader:
                     raise Declined("null sequence item")
             items.append(node)
             data.append(value)
-            i, more = self.sibling(i, col)
-            if not more or not _is_dash(self.stripped[i]):
+            # the next item: :meth:`sibling` and :func:`_is_dash`, written out
+            while i < n:
+                s = stripped[i]
+                if s and s[0] != "#":
+                    break
+                i += 1
+            if i >= n or indent[i] < col:
+                break
+            if indent[i] > col:
+                raise Declined("indentation")
+            if not (s[0] == "-" and (len(s) == 1 or s[1] == " ")):
                 break  # the end of an indentless sequence; the caller checks the line
         return SequenceNode(start, items[-1].end, items, True), data, i
 
@@ -639,6 +714,55 @@ def _flow(s: str, pos: int, offset: int, depth: int) -> tuple[Node, Any, int]:
     return MappingNode(start, offset + end, items, False), dict(data_items), end
 
 
+def _flow_at(s: str, offset: int, depth: int) -> tuple[Node, Any, int]:
+    """:func:`_flow` of the flow collection that starts ``s`` (at ``offset``), through
+    :data:`_FLOWS`: a text read before gives a copy of what it read then."""
+    found = _FLOWS.get(s)
+    if found is not None:
+        node, data, end, levels = found
+        if depth + levels - 1 <= MAX_DEPTH:
+            return _shifted(node, offset), _copied(data), end
+        # (deeper than the bound here: read again, which declines it)
+    node, data, end = _flow(s, 0, 0, depth)
+    if len(s) <= _MAX_FLOW:
+        if len(_FLOWS) >= _MAX_FLOWS:
+            _FLOWS.clear()
+        _FLOWS[s] = (node, data, end, _levels(node))
+        data = _copied(data)  # (what is kept is never handed out)
+    return _shifted(node, offset), data, end
+
+
+def _shifted(node: Node, by: int) -> Node:
+    """A copy of a flow collection's nodes, ``by`` characters further on."""
+    if isinstance(node, ScalarNode):
+        return ScalarNode(node.start + by, node.end + by, node.value, node.style, node.null)
+    if isinstance(node, MappingNode):
+        pairs = [(_shifted(k, by), _shifted(v, by)) for k, v in node.value]
+        return MappingNode(node.start + by, node.end + by, pairs, False)
+    assert isinstance(node, SequenceNode)
+    items = [_shifted(item, by) for item in node.value]
+    return SequenceNode(node.start + by, node.end + by, items, False)
+
+
+def _copied(data: Any) -> Any:
+    """A copy of a flow collection's data: its dicts and lists new, its scalars shared
+    (the planners' operations change collections in place, never a scalar)."""
+    if type(data) is dict:
+        return {k: _copied(v) for k, v in data.items()}
+    if type(data) is list:
+        return [_copied(v) for v in data]
+    return data
+
+
+def _levels(node: Node) -> int:
+    """How many collections deep a flow collection's nodes go (1: no nested one)."""
+    if isinstance(node, MappingNode):
+        return 1 + max((max(_levels(k), _levels(v)) for k, v in node.value), default=0)
+    if isinstance(node, SequenceNode):
+        return 1 + max((_levels(item) for item in node.value), default=0)
+    return 0
+
+
 def _skip_spaces(s: str, pos: int) -> int:
     while pos < len(s) and s[pos] == " ":
         pos += 1
@@ -696,8 +820,22 @@ def read_data(text: str) -> Any:
     return _read(text, _MEMO)[1]
 
 
+# The ASCII characters the reader takes: LF and the printable ones (not ``_UNREAD_ASCII``).
+_READ_BYTES: Final = b"\n" + bytes(range(0x20, 0x7F))
+
+
+def _unread(text: str) -> bool:
+    """Whether ``text`` holds a character of ``_UNREAD``. In an ASCII text those are the
+    control characters but LF, and DEL (``_UNREAD_ASCII``): what is left when the text's
+    bytes without ``_READ_BYTES`` (``bytes.translate``: a table lookup a byte, in C,
+    where the pattern costs several times as much)."""
+    if text.isascii():
+        return bool(text.encode("ascii").translate(None, _READ_BYTES))
+    return _UNREAD.search(text) is not None
+
+
 def _read(text: str, memo: _Memo | None) -> tuple[Node, Any]:
-    if (_UNREAD_ASCII if text.isascii() else _UNREAD).search(text) is not None:
+    if _unread(text):
         raise Declined("tab, CR, BOM or a character libyaml refuses")
     reader = _Reader(text, memo)
     i = reader.next_content(0)

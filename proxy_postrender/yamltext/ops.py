@@ -78,10 +78,11 @@ def get(tree: Any, path: Path) -> Any:
 
 def copy_tree(value: Any) -> Any:
     """A copy of plain data in which no dict or list is shared (tuples become lists)."""
+    # (a string is taken as it is without a call: most values are strings)
     if isinstance(value, dict):
-        return {k: copy_tree(v) for k, v in value.items()}
+        return {k: v if type(v) is str else copy_tree(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [copy_tree(v) for v in value]
+        return [v if type(v) is str else copy_tree(v) for v in value]
     return value
 
 

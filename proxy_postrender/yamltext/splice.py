@@ -281,10 +281,12 @@ def detect_style(text: str, root: Node) -> Style:
         seen.add(id(node))
         # (the loops below push in reverse without building a reversed copy: this runs
         # for every changed document)
+        # (only collections are pushed: a scalar has nothing to tell)
         if not isinstance(node, MappingNode) or not is_block(node):
             if isinstance(node, SequenceNode):
                 for item in reversed(node.value):
-                    stack.append(item)
+                    if isinstance(item, (MappingNode, SequenceNode)):
+                        stack.append(item)
             continue
         for key_node, value in node.value:
             if not isinstance(value, (MappingNode, SequenceNode)) or not value.block:
@@ -300,7 +302,8 @@ def detect_style(text: str, root: Node) -> Style:
                 except Unsupported:
                     pass  # no dash line of its own: look further
         for _, value in reversed(node.value):
-            stack.append(value)
+            if isinstance(value, (MappingNode, SequenceNode)):
+                stack.append(value)
     return Style(
         map_indent if map_indent and map_indent > 0 else 2,
         seq_offset if seq_offset is not None and seq_offset >= 0 else 2,
@@ -371,14 +374,23 @@ def _key(value: Any) -> Any:
     in order. Raises :class:`_Unkeyed` on any other type (it is rendered uncached)."""
     # (``type(value) is`` each time: it tells the compiled build the type, for the
     # loops; lists, then tuples: a list comprehension is made in one go)
+    # (a string is its own key: taken without a call, most parts are strings)
     if type(value) is str or value is None:
         return value  # equal to no key of another type
     if type(value) is dict:
-        return (dict, tuple([(_key(k), _key(v)) for k, v in value.items()]))
+        return (
+            dict,
+            tuple(
+                [
+                    (k if type(k) is str else _key(k), v if type(v) is str else _key(v))
+                    for k, v in value.items()
+                ]
+            ),
+        )
     if type(value) is list:
-        return (list, tuple([_key(v) for v in value]))
+        return (list, tuple([v if type(v) is str else _key(v) for v in value]))
     if type(value) is tuple:
-        return (tuple, tuple([_key(v) for v in value]))
+        return (tuple, tuple([v if type(v) is str else _key(v) for v in value]))
     if type(value) is int or type(value) is bool:
         return (type(value), value)
     raise _Unkeyed
