@@ -173,6 +173,10 @@ class Sample:
     rss_kb: int  # peak resident set of the measured process (ru_maxrss)
     out_bytes: int
     stopped: str = ""  # why the bench killed it (timeout, RSS cap), else empty
+    # user + system CPU seconds of the process and the children it waited for (os.wait4;
+    # through GNU time, its own few milliseconds too): Helm's Go runtime uses more than
+    # one core, so the issue-33 ratios are of CPU time, as the issue measured them
+    cpu_seconds: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -289,7 +293,8 @@ def measure(
     finally:
         if not isinstance(stdin, int):
             stdin.close()
-    return Sample(elapsed, rss, size, "; ".join(stopped)), b"".join(chunks)
+    cpu = usage.ru_utime + usage.ru_stime
+    return Sample(elapsed, rss, size, "; ".join(stopped), cpu), b"".join(chunks)
 
 
 @dataclass
@@ -301,6 +306,10 @@ class Series:
     @property
     def seconds(self) -> float:
         return statistics.median(s.seconds for s in self.samples)
+
+    @property
+    def cpu_seconds(self) -> float:
+        return statistics.median(s.cpu_seconds for s in self.samples)
 
     @property
     def rss_mb(self) -> float:
@@ -1011,6 +1020,10 @@ class Point:
         return statistics.median(s.seconds for s in self.samples)
 
     @property
+    def cpu_seconds(self) -> float:
+        return statistics.median(s.cpu_seconds for s in self.samples)
+
+    @property
     def rss_mb(self) -> float:
         return max(s.rss_kb for s in self.samples) * 1024 / MB
 
@@ -1216,6 +1229,35 @@ def helm_ratios(results: Mapping[str, Mapping[str, Series]]) -> list[Target]:
     return out
 
 
+# Issue 33, target 3: each build over `helm template` in CPU time (user + system), on the
+# dense and the flow-items chart
+CPU_GOALS = (("proxy-postrender", "pure", 1.2), (COMPILED_PP, "compiled", 0.5))
+
+
+def helm_cpu_ratios(results: Mapping[str, Mapping[str, Series]]) -> list[Target]:
+    """Target 33-3: each build over `helm template` (Helm 3), CPU time, both charts."""
+    out: list[Target] = []
+    for workload in ("dense", "flow items"):
+        series = results.get(workload)
+        if series is None:
+            continue
+        helm3 = series["helm template (Helm 3)"].cpu_seconds
+        for case, build, goal in CPU_GOALS:
+            if case not in series:
+                out.append(Target(f"33-3 {workload}, {build} build", "not measured", "", None))
+                continue
+            pp = series[case].cpu_seconds
+            out.append(
+                Target(
+                    f"33-3 {workload}, {build} build / helm template, CPU",
+                    f"{pp / helm3:.2f} x ({pp:.3f} s / {helm3:.3f} s CPU)",
+                    f"<= {goal:.1f}",
+                    pp / helm3 <= goal,
+                )
+            )
+    return out
+
+
 def targets(
     results: Mapping[str, Mapping[str, Series]],
     workloads: Sequence[Workload],
@@ -1231,6 +1273,7 @@ def targets(
     floor = dense[FLOOR_COMPOSE].seconds
     out: list[Target] = [
         *helm_ratios(results),
+        *helm_cpu_ratios(results),
         Target(
             "   (for information: pure / helm template (Helm 4))",
             f"{pp / helm4:.2f} x ({helm4:.3f} s)",
