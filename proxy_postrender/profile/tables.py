@@ -9,6 +9,8 @@ validates against it, schema.py and reference.py describe it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from proxy_postrender import targets
 from proxy_postrender.nodes.settings import DEFAULT_ENV_FILE
 from proxy_postrender.noproxy import presets as noproxy_presets
@@ -62,6 +64,15 @@ _NOT_A_MAPPING = {"mapping": "{where} must be a mapping"}
 # spec.clusters, spec.targets): made on first use, by name (a run whose profile has none
 # never builds them: start-up).
 _MADE: dict[str, Section] = {}
+
+
+def _made(name: str, make: Callable[[], Section]) -> Section:
+    """The table ``name``: made by ``make`` on its first use, then the same object."""
+    found = _MADE.get(name)
+    if found is None:
+        found = _MADE[name] = make()
+    return found
+
 
 CLUSTER = section(
     "spec.cluster",
@@ -218,9 +229,9 @@ NODES = section(
 
 
 def requirement_table() -> Section:
-    found = _MADE.get("REQUIREMENT")
-    if found is None:
-        found = _MADE["REQUIREMENT"] = section(
+    return _made(
+        "REQUIREMENT",
+        lambda: section(
             "spec.workloads.include[].selector.matchExpressions[]",
             Option("key", LABEL_KEY, "The label key.", null="check", required=True),
             Option(
@@ -239,14 +250,14 @@ def requirement_table() -> Section:
             ),
             doc="A requirement of a label selector, with Kubernetes semantics.",
             rule=rules.requirement,
-        )
-    return found
+        ),
+    )
 
 
 def selector_table() -> Section:
-    found = _MADE.get("SELECTOR")
-    if found is None:
-        found = _MADE["SELECTOR"] = section(
+    return _made(
+        "SELECTOR",
+        lambda: section(
             "spec.workloads.include[].selector",
             Option(
                 "matchLabels",
@@ -264,14 +275,14 @@ def selector_table() -> Section:
                 "falsy",
             ),
             doc="A Kubernetes label selector, on the object's labels.",
-        )
-    return found
+        ),
+    )
 
 
 def rule_table() -> Section:
-    found = _MADE.get("RULE")
-    if found is None:
-        found = _MADE["RULE"] = section(
+    return _made(
+        "RULE",
+        lambda: section(
             "spec.workloads.include[]",
             Option("kinds", STRINGS, "Kinds, matched exactly.", ()),
             Option("namespaces", STRINGS, "Namespaces, as shell globs.", ()),
@@ -279,8 +290,8 @@ def rule_table() -> Section:
             Option("selector", mapping(selector_table), "A label selector on the object's labels."),
             doc="A rule of `include` or `exclude`: it matches when every criterion it gives "
             "matches.",
-        )
-    return found
+        ),
+    )
 
 
 CONTAINERS = section(
@@ -295,9 +306,9 @@ _NAME_AND_VALUE = "{where}: must be a mapping with name and value"
 
 
 def extra_env_table() -> Section:
-    found = _MADE.get("EXTRA_ENV")
-    if found is None:
-        found = _MADE["EXTRA_ENV"] = section(
+    return _made(
+        "EXTRA_ENV",
+        lambda: section(
             "spec.workloads.extraEnv[]",
             Option("name", ENV_NAME, "The variable's name.", null="check", required=True),
             Option("value", STRING, "Its value.", null="check", required=True),
@@ -307,8 +318,8 @@ def extra_env_table() -> Section:
                 "keys": _NAME_AND_VALUE,
                 "required": _NAME_AND_VALUE,
             },
-        )
-    return found
+        ),
+    )
 
 
 WORKLOADS = section(
@@ -478,20 +489,20 @@ CA_BUNDLE = section(
 
 
 def target_selector_table() -> Section:
-    found = _MADE.get("TARGET_SELECTOR")
-    if found is None:
-        found = _MADE["TARGET_SELECTOR"] = section(
+    return _made(
+        "TARGET_SELECTOR",
+        lambda: section(
             "spec.targets[].selector",
             Option("matchLabels", LABELS, "Labels the object must all have.", required=True),
             doc="Which objects of the kind, by their labels.",
-        )
-    return found
+        ),
+    )
 
 
 def embedded_table() -> Section:
-    found = _MADE.get("EMBEDDED")
-    if found is None:
-        found = _MADE["EMBEDDED"] = section(
+    return _made(
+        "EMBEDDED",
+        lambda: section(
             "spec.targets[].embedded",
             Option(
                 "path",
@@ -513,15 +524,15 @@ def embedded_table() -> Section:
             ),
             doc="A document held as text in a field: the `set` paths apply inside it "
             "([Embedded documents](#embedded-documents)).",
-        )
-    return found
+        ),
+    )
 
 
 def target_table() -> Section:
     # for the docs and the schema: loader._targets parses spec.targets by hand
-    found = _MADE.get("TARGET")
-    if found is None:
-        found = _MADE["TARGET"] = section(
+    return _made(
+        "TARGET",
+        lambda: section(
             "spec.targets[]",
             Option(
                 "preset",
@@ -552,14 +563,14 @@ def target_table() -> Section:
             Option("embedded", mapping(embedded_table), embedded_table().doc),
             doc="A kind the tool changes besides the built-in ones: see "
             "[Custom targets](#custom-targets-spectargets).",
-        )
-    return found
+        ),
+    )
 
 
 def cluster_match_table() -> Section:
-    found = _MADE.get("CLUSTER_MATCH")
-    if found is None:
-        found = _MADE["CLUSTER_MATCH"] = section(
+    return _made(
+        "CLUSTER_MATCH",
+        lambda: section(
             "spec.clusters[].match",
             Option(
                 "names",
@@ -579,14 +590,14 @@ def cluster_match_table() -> Section:
             doc="Which Clusters an entry is for: a Cluster matches when it is named (or no names "
             "are given) and has every label (or no labels are given); at least one of the two.",
             rule=rules.cluster_match,
-        )
-    return found
+        ),
+    )
 
 
 def cluster_nodes_table() -> Section:
-    found = _MADE.get("CLUSTER_NODES")
-    if found is None:
-        found = _MADE["CLUSTER_NODES"] = section(
+    return _made(
+        "CLUSTER_NODES",
+        lambda: section(
             "spec.clusters[].nodes",
             Option(
                 "secretName",
@@ -595,14 +606,14 @@ def cluster_nodes_table() -> Section:
                 "(`spec.nodes.credentials: secret`).",
             ),
             doc="What of `spec.nodes` an entry may change.",
-        )
-    return found
+        ),
+    )
 
 
 def cluster_entry_table() -> Section:
-    found = _MADE.get("CLUSTER_ENTRY")
-    if found is None:
-        found = _MADE["CLUSTER_ENTRY"] = section(
+    return _made(
+        "CLUSTER_ENTRY",
+        lambda: section(
             "spec.clusters[]",
             Option(
                 "match",
@@ -639,8 +650,8 @@ def cluster_entry_table() -> Section:
             doc="A per-cluster entry: what the nodes of the matching Clusters get instead of the "
             "defaults, and the workloads with `--cluster`; the first entry that matches wins. See "
             "[Fleets](cluster-api.md#fleets-one-profile-for-many-clusters).",
-        )
-    return found
+        ),
+    )
 
 
 SPEC = section(
