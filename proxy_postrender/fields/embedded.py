@@ -22,6 +22,7 @@ from proxy_postrender.fields.setters import (
     ANNOTATION,
     FieldPlan,
     FieldSettings,
+    dotted_path,
     plan_fields,
     values,
 )
@@ -50,7 +51,7 @@ def plan(
     available, on_conflict = values(found.env, settings.ca_pem), settings.on_conflict
     embedded = target.embedded
     assert embedded is not None
-    where = ".".join(str(step) for step in embedded.path)
+    where = dotted_path(embedded.path)
     prefix = where + SEPARATOR
     recorded = Record.read(obj, ANNOTATION)
     mine = [e[len(prefix) :] for e in recorded.entries if e.startswith(prefix)]

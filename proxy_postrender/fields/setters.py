@@ -68,7 +68,8 @@ class FieldPlan(Plan):
         return lines
 
 
-def _dotted(path: Path) -> str:
+def dotted_path(path: Path) -> str:
+    """A field path as the record and the report write it: steps joined by dots."""
     return ".".join(str(step) for step in path)
 
 
@@ -105,7 +106,9 @@ def expand(data: Any, setters: Sequence[tuple[Path, str]]) -> list[tuple[Path, s
             nodes = [(p, _get(data, p)) for p in prefixes]
             for p, node in nodes:
                 if node is not None and not isinstance(node, list):  # (kubeconfig clusters)
-                    raise InputError(f"{_dotted(p)} is not a list ({_dotted(path)} of the target)")
+                    raise InputError(
+                        f"{dotted_path(p)} is not a list ({dotted_path(path)} of the target)"
+                    )
             prefixes = [
                 (*p, i) for p, node in nodes if isinstance(node, list) for i in range(len(node))
             ]
@@ -134,7 +137,7 @@ def _gone(
 ) -> list[tuple[Path, str]]:
     """The fields of the record's ``entries`` that none of ``setters`` names, found in
     ``obj`` (a dotted entry read against its keys, which may hold dots)."""
-    named = {_dotted(path) for path, _ in setters}
+    named = {dotted_path(path) for path, _ in setters}
     out: list[tuple[Path, str]] = []
     for entry in entries:
         if entry.startswith(("+", WAS_NULL)):
@@ -193,7 +196,7 @@ def plan_fields(
     missing: list[tuple[Path, str]] = []
     removing: list[Path] = []
     for path, name in setters:
-        dotted = _dotted(path)
+        dotted = dotted_path(path)
         value = _value(obj, path, name, available)
         parent = _get(obj, path[:-1])
         leaf = path[-1]
@@ -306,7 +309,7 @@ def _append_ca(
         if name not in (CA_APPENDED, CA_GONE):
             continue
         pem = available.get("caBundle") if name == CA_APPENDED else None
-        dotted = _dotted(path)
+        dotted = dotted_path(path)
         held = _get(obj, path)
         if not isinstance(held, str):
             continue  # no bundle of its own there: nothing to append to
@@ -360,7 +363,7 @@ def _removals(
     nulls: Mapping[str, str | None],
 ) -> list[Op]:
     """Delete the fields; a mapping the tool made goes whole when nothing else is in it."""
-    gone = {_dotted(p) for p in removing}
+    gone = {dotted_path(p) for p in removing}
     ops: list[Op] = []
     handled: set[str] = set()
     for made in sorted(created, key=len):
@@ -375,7 +378,7 @@ def _removals(
             else:
                 ops.append(DeleteKey(where))
             handled |= inside
-    return ops + [DeleteKey((*base, *p)) for p in removing if _dotted(p) not in handled]
+    return ops + [DeleteKey((*base, *p)) for p in removing if dotted_path(p) not in handled]
 
 
 def _additions(
@@ -395,12 +398,12 @@ def _additions(
             node = _child(node, path[depth])
             depth += 1
         if not isinstance(node, Mapping) or not all(isinstance(p, str) for p in path[depth:]):
-            where = _dotted(path[:depth]) or "the object"
-            raise InputError(f"cannot set {_dotted(path)}: {where} is not a mapping")
+            where = dotted_path(path[:depth]) or "the object"
+            raise InputError(f"cannot set {dotted_path(path)}: {where} is not a mapping")
         anchor = path[: depth + 1]
         replace = path[depth] in node  # "key:" (null) becomes the mapping
         if replace and depth + 1 < len(path):
-            nulls.setdefault(_dotted(anchor), spelling(node, str(path[depth])))
+            nulls.setdefault(dotted_path(anchor), spelling(node, str(path[depth])))
         _, tree = groups.setdefault(anchor, (replace, {}))
         for step in path[depth + 1 : -1]:
             tree = tree.setdefault(str(step), {})
@@ -417,5 +420,5 @@ def _additions(
         else:
             ops.append(AddKey((*base, *anchor[:-1]), str(anchor[-1]), added))
         if isinstance(added, dict):
-            made.append(_dotted(anchor))
+            made.append(dotted_path(anchor))
     return ops, made
