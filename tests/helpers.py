@@ -48,6 +48,26 @@ def run_cli(
     )
 
 
+def run_bare(args: Sequence[str], stdin: bytes = b"", timeout: float = 60) -> Any:
+    """``python ARGS`` with the checkout alone on PYTHONPATH and nothing else of the test's
+    environment: a child whose imports, collector or compiled patterns a test reads."""
+    return subprocess.run(
+        [sys.executable, *args],
+        input=stdin,
+        capture_output=True,
+        cwd=ROOT,
+        timeout=timeout,
+        check=False,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
+
+
+def probe_line(proc: Any) -> str:
+    """What a probe script printed on stderr after ``PROBE ``."""
+    line = next(x for x in proc.stderr.decode().splitlines() if x.startswith("PROBE "))
+    return str(line.removeprefix("PROBE "))
+
+
 def go_binary(source: Path, name: str) -> Path:
     """The Go program ``source`` built with the machine's Go, once per Go version and
     source (cached under .cache/NAME); fails (never skips) when Go is missing."""

@@ -6,12 +6,11 @@ pattern of the package through ``re`` (regenerate with ``python -m tests.update_
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 from typing import Any
 
 from proxy_postrender import patterns, sre_programs
-from tests.helpers import FIXTURES, ROOT
+from tests.helpers import FIXTURES, probe_line, run_bare
 
 # compiled through re on purpose: one pattern per indentation column, made on demand
 DYNAMIC = {"yamltext/blockread.py"}
@@ -46,18 +45,9 @@ sys.stderr.write("PROBE " + ",".join(sorted(set(found))) + "\\n")
 
 
 def _compiled_by_re(arg: str, stdin: bytes = b"") -> set[str]:
-    proc = subprocess.run(
-        [sys.executable, "-c", _PROBE, arg],
-        input=stdin,
-        capture_output=True,
-        cwd=ROOT,
-        timeout=120,
-        check=False,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-    )
+    proc = run_bare(["-c", _PROBE, arg], stdin, timeout=120)
     assert proc.returncode == 0, proc.stderr.decode()[-2000:]
-    line = next(x for x in proc.stderr.decode().splitlines() if x.startswith("PROBE "))
-    return set(filter(None, line.removeprefix("PROBE ").split(",")))
+    return set(filter(None, probe_line(proc).split(",")))
 
 
 def test_the_programs_are_for_this_python() -> None:

@@ -5,13 +5,11 @@ documents, the other providers' planners) and the heavy libraries stay unloaded.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import FIXTURES, ROOT
+from tests.helpers import FIXTURES, ROOT, probe_line, run_bare
 
 DEMO = FIXTURES / "demo"
 
@@ -131,14 +129,8 @@ HEAVY = frozenset(
 
 
 def _imported(stdin: bytes) -> set[str]:
-    proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "proxy_postrender", str(DEMO / "profile.yaml")],
-        input=stdin,
-        capture_output=True,
-        cwd=ROOT,
-        timeout=60,
-        check=False,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    proc = run_bare(
+        ["-X", "importtime", "-m", "proxy_postrender", str(DEMO / "profile.yaml")], stdin
     )
     assert proc.returncode == 0, proc.stderr.decode()[-2000:]
     names = set()
@@ -191,18 +183,11 @@ def test_start_up_is_frozen_before_the_engine_runs() -> None:
     made (the modules, the profile) when the engine starts (``Reporter.start_work``):
     the modules loaded before the run are out of the collector's sight, and it runs
     again for the run itself."""
-    proc = subprocess.run(
-        [sys.executable, "-c", _COLLECTOR_PROBE, str(DEMO / "profile.yaml")],
-        input=(DEMO / "rendered.yaml").read_bytes(),
-        capture_output=True,
-        cwd=ROOT,
-        timeout=60,
-        check=False,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    proc = run_bare(
+        ["-c", _COLLECTOR_PROBE, str(DEMO / "profile.yaml")], (DEMO / "rendered.yaml").read_bytes()
     )
     assert proc.returncode == 0, proc.stderr.decode()[-2000:]
-    line = next(x for x in proc.stderr.decode().splitlines() if x.startswith("PROBE "))
-    enabled, _, loose = line.removeprefix("PROBE ").partition(" ")
+    enabled, _, loose = probe_line(proc).partition(" ")
     assert enabled == "True"
     started = {"engine", "profile.loader", "profile.build", "yamltext.read", "cli.start"}
     assert {f"proxy_postrender.{name}" for name in started} & set(loose.split(",")) == set()
@@ -231,19 +216,10 @@ def test_every_run_of_the_filter_ends_with_the_collector_on(args: list[str], kin
     }[kind]
     profile = [] if kind == "resource-list" else [str(DEMO / "profile.yaml")]
     probe = _COLLECTOR_PROBE.replace("sys.argv[1]]", "*sys.argv[1:]]")
-    proc = subprocess.run(
-        [sys.executable, "-c", probe, *args, *profile],
-        input=stdin,
-        capture_output=True,
-        cwd=ROOT,
-        timeout=60,
-        check=False,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-    )
+    proc = run_bare(["-c", probe, *args, *profile], stdin)
     assert proc.returncode == (0 if kind == "resource-list" else 1), proc.stderr.decode()
     assert "Traceback" not in proc.stderr.decode(), proc.stderr.decode()[-2000:]
-    line = next(x for x in proc.stderr.decode().splitlines() if x.startswith("PROBE "))
-    assert line.removeprefix("PROBE ").split(" ")[0] == "True"
+    assert probe_line(proc).split(" ")[0] == "True"
 
 
 def test_a_stream_without_a_cluster_api_group_gets_the_index_the_discovery_makes() -> None:
@@ -287,16 +263,9 @@ def test_a_plain_profile_builds_no_table_of_list_items() -> None:
     """The option tables of spec.workloads' rules and extraEnv, spec.clusters and
     spec.targets are made on first use: a profile that has none never builds them; the
     full reference (docs, schema) builds every one."""
-    proc = subprocess.run(
-        [sys.executable, "-c", _TABLES_PROBE, str(DEMO / "profile.yaml")],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=60,
-        check=True,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-    )
-    assert proc.stdout.strip() == ""
+    proc = run_bare(["-c", _TABLES_PROBE, str(DEMO / "profile.yaml")])
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    assert proc.stdout.decode().strip() == ""
     from proxy_postrender.profile import tables
 
     names = {section.name for section in tables.sections()}
