@@ -17,6 +17,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Sequence
+from typing import Any
 
 PROXY = "http://127.0.0.1:3128"
 COMMANDS = {
@@ -28,19 +29,27 @@ COMMANDS = {
 def observe(cases: Sequence[tuple[str, str]], clients: Sequence[str]) -> list[dict[str, bool]]:
     """For each (NO_PROXY, URL): {client: went direct} for the real programs."""
     flag = "-n" if os.geteuid() == 0 else "-rn"
-    payload = json.dumps({"cases": list(cases), "clients": list(clients)})
+    payload = {"cases": list(cases), "clients": list(clients)}
+    result: list[dict[str, bool]] = in_namespace([flag], [__file__], payload, 600, "client lab")
+    return result
+
+
+def in_namespace(
+    unshare: Sequence[str], argv: Sequence[str], payload: Any, timeout: float, what: str
+) -> Any:
+    """``python ARGV`` under ``unshare UNSHARE``, ``payload`` as JSON on its stdin: what it
+    printed as JSON (a lab's observations), or a RuntimeError naming ``what``."""
     proc = subprocess.run(
-        ["unshare", flag, "--", sys.executable, __file__],
-        input=payload,
+        ["unshare", *unshare, "--", sys.executable, *argv],
+        input=json.dumps(payload),
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=timeout,
         check=False,
     )
     if proc.returncode != 0:
-        raise RuntimeError(f"client lab failed ({proc.returncode}): {proc.stderr.strip()}")
-    result: list[dict[str, bool]] = json.loads(proc.stdout)
-    return result
+        raise RuntimeError(f"{what} failed ({proc.returncode}): {proc.stderr.strip()}")
+    return json.loads(proc.stdout)
 
 
 class _Proxy:

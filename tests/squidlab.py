@@ -71,18 +71,12 @@ def observe(scenarios: Sequence[Mapping[str, Any]], programs: Mapping[str, str])
     CONNECT lines, "seconds": per client}."""
     if os.geteuid() != 0:
         raise RuntimeError("the squid lab runs as root (squid drops privileges to 'proxy')")
-    payload = json.dumps({"scenarios": list(scenarios), "programs": dict(programs)})
-    proc = subprocess.run(
-        ["unshare", "-n", "-m", "--", sys.executable, __file__, "lab"],
-        input=payload,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
+    from tests.clientlab import in_namespace  # (this file also runs alone, in the namespace)
+
+    payload = {"scenarios": list(scenarios), "programs": dict(programs)}
+    result: dict[str, Any] = in_namespace(
+        ["-n", "-m"], [__file__, "lab"], payload, 300, "squid lab"
     )
-    if proc.returncode != 0:
-        raise RuntimeError(f"squid lab failed ({proc.returncode}): {proc.stderr.strip()}")
-    result: dict[str, Any] = json.loads(proc.stdout)
     return result
 
 
